@@ -16,5 +16,6 @@ export { type StartRunOptions, startRun } from "./loop/run.ts";
 export { addSummary, summarize } from "./loop/stats.ts";
 export { PendingWork, Semaphore, sleep } from "./pending.ts";
 export * from "./plugin.ts";
+export { seededRandom } from "./random.ts";
 export { type BuiltinPlugins, isPluginPath, type PluginLoader, PluginRegistry } from "./registry.ts";
 export * from "./types.ts";
