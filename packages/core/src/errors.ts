@@ -8,6 +8,7 @@ export type AirErrorCode =
   | "POLICY_FAILED"
   | "TRAINER_FAILED"
   | "PREFLIGHT_FAILED"
+  | "RUN_FAILED"
   | "ABORTED";
 
 export interface AirErrorOptions {

@@ -51,6 +51,12 @@ export const orchestratorSection = z
       .default(false)
       .describe("drop samples whose advantage is 0 everywhere (prime-rl's filter_zero_advantages)"),
     eval_every: z.number().int().min(0).default(0).describe("evaluate every N steps (0 = never)"),
+    max_failed_steps: z
+      .number()
+      .int()
+      .min(0)
+      .default(3)
+      .describe("stop the run (failed) after this many steps in a row where every rollout failed; 0 = never"),
     timeouts,
   })
   .strict()

@@ -14,6 +14,7 @@ import type {
 import type { Example, Trajectory } from "../types.ts";
 import { rolloutWithRetries } from "./attempt.ts";
 import { buildBatch } from "./batch.ts";
+import { FailureWatch, type RunTotals } from "./failures.ts";
 import type { RewardEntry } from "./rewards.ts";
 import { addSummary, summarize } from "./stats.ts";
 
@@ -47,6 +48,8 @@ export interface RunSummary {
   error?: string;
   unsettled: string[];
   peakConcurrentRollouts: number;
+  /** Rollouts ok/failed and samples trained over the run (set by the orchestrator). */
+  totals?: RunTotals;
 }
 
 /**
@@ -58,6 +61,7 @@ export class Orchestrator {
   private readonly semaphore: Semaphore;
   private rolloutCounter = 0;
   private lastStepEndMs = Date.now();
+  private readonly failures: FailureWatch;
 
   constructor(
     private readonly parts: RunParts,
@@ -65,6 +69,7 @@ export class Orchestrator {
   ) {
     this.pending = options.pending ?? new PendingWork();
     this.semaphore = new Semaphore(options.orchestrator.max_concurrent_rollouts);
+    this.failures = new FailureWatch(options.orchestrator.max_failed_steps);
   }
 
   get peakConcurrentRollouts(): number {
@@ -106,6 +111,7 @@ export class Orchestrator {
         stepsCompleted: completed,
         unsettled: [],
         peakConcurrentRollouts: this.semaphore.peak,
+        totals: this.failures.totals,
       };
     } catch (error) {
       const status = signal.aborted ? "aborted" : "failed";
@@ -115,6 +121,7 @@ export class Orchestrator {
         error: errorMessage(error),
         unsettled: this.pending.unsettled(),
         peakConcurrentRollouts: this.semaphore.peak,
+        totals: this.failures.totals,
       };
     }
   }
@@ -137,6 +144,8 @@ export class Orchestrator {
     batch.metrics["throughput/turns_per_s"] = stepSeconds > 0 ? turns / stepSeconds : 0;
     for (const w of warnings) log.warn(w);
     await bus.emit("step:end", { step, trajectories, batch, metrics: batch.metrics, warnings });
+    const cannotTrain = this.failures.record(trajectories, batch.samples.length);
+    if (cannotTrain !== undefined) throw new AirError("RUN_FAILED", cannotTrain);
     await this.pending.run(
       `trainer.submit step ${step}`,
       o.timeouts.trainer_submit_ms,

@@ -1,0 +1,57 @@
+import type { Trajectory } from "../types.ts";
+
+/** Rollout and sample counts of a whole run (the end-of-run summary line reads these). */
+export interface RunTotals {
+  rolloutsOk: number;
+  rolloutsFailed: number;
+  /** Samples handed to the trainer. */
+  samplesTrained: number;
+}
+
+/**
+ * Counts rollouts and samples per step and watches for a run that cannot train: a step whose rollouts all
+ * failed (so it has no sample), `maxFailedSteps` times in a row. Remembers why those rollouts failed, so the
+ * stop message names the cause counted most.
+ * @example
+ * const watch = new FailureWatch(3);
+ * const stop = watch.record(trajectories, batch.samples.length); // a message once 3 steps in a row failed
+ */
+export class FailureWatch {
+  readonly totals: RunTotals = { rolloutsOk: 0, rolloutsFailed: 0, samplesTrained: 0 };
+  private streak = 0;
+  private causes = new Map<string, { text: string; count: number }>();
+  private failedInStreak = 0;
+
+  constructor(private readonly maxFailedSteps: number) {}
+
+  /** Records one step; returns why the run must stop, or undefined. */
+  record(trajectories: Trajectory[], samples: number): string | undefined {
+    const failed = trajectories.filter((t) => t.stopReason === "failed");
+    this.totals.rolloutsFailed += failed.length;
+    this.totals.rolloutsOk += trajectories.length - failed.length;
+    this.totals.samplesTrained += samples;
+    const allFailed = samples === 0 && trajectories.length > 0 && failed.length === trajectories.length;
+    if (!allFailed) {
+      this.streak = 0;
+      this.causes.clear();
+      this.failedInStreak = 0;
+      return undefined;
+    }
+    this.streak++;
+    this.failedInStreak += failed.length;
+    for (const t of failed) {
+      const text = t.error ?? "no error recorded";
+      const key = text.replace(/\d+/g, "N");
+      const entry = this.causes.get(key) ?? { text, count: 0 };
+      entry.count++;
+      this.causes.set(key, entry);
+    }
+    if (this.maxFailedSteps === 0 || this.streak < this.maxFailedSteps) return undefined;
+    const top = [...this.causes.values()].sort((a, b) => b.count - a.count)[0];
+    return (
+      `every rollout failed in ${this.streak} step(s) in a row (orchestrator.max_failed_steps = ${this.maxFailedSteps}), ` +
+      `so nothing can be trained; the cause counted most (${top?.count ?? 0} of ${this.failedInStreak} rollouts): ` +
+      `${top?.text ?? "unknown"}`
+    );
+  }
+}
