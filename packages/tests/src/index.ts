@@ -1,2 +1,0 @@
-export * from "./harness.ts";
-export * from "./plugins.ts";
