@@ -1,5 +1,12 @@
 import type { Sample } from "@air/core";
-import { Encoder } from "@msgpack/msgpack";
+import {
+  arrayHeader,
+  concat,
+  encodeFloats,
+  encodeFloatsOrNil,
+  encodePlain,
+  encodeStruct,
+} from "./msgpack-struct.ts";
 
 /**
  * One `TrainingSample` of prime-rl v0.8.0 (`src/prime_rl/transport/types.py`), field for field.
@@ -43,67 +50,41 @@ export const TRAINING_SAMPLE_FIELDS = [
   "advantages",
 ] as const;
 
-const ints = new Encoder();
-const floats = new Encoder({ forceIntegerToFloat: true });
-
-function arrayHeader(length: number): Uint8Array {
-  if (length < 16) return Uint8Array.of(0x90 | length);
-  if (length < 0x10000) return Uint8Array.of(0xdc, length >> 8, length & 0xff);
-  return Uint8Array.of(
-    0xdd,
-    (length >>> 24) & 0xff,
-    (length >>> 16) & 0xff,
-    (length >>> 8) & 0xff,
-    length & 0xff,
-  );
-}
-
-const NIL = Uint8Array.of(0xc0);
-
-function floatsOrNil(values: number[] | null): Uint8Array {
-  return values === null ? NIL : floats.encode(values);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-}
-
-function encodeSample(s: TrainingSampleWire): Uint8Array[] {
-  return [
-    arrayHeader(TRAINING_SAMPLE_FIELDS.length),
-    ints.encode(s.token_ids),
-    ints.encode(s.mask),
-    floats.encode(s.logprobs),
-    floats.encode(s.temperatures),
-    ints.encode(s.env_name),
-    floatsOrNil(s.ref_logprobs),
-    NIL, // mm_kwargs
-    NIL, // routed_experts
-    NIL, // mm_token_type_ids
-    floatsOrNil(s.rl_weights),
-    floatsOrNil(s.ce_weights),
-    floatsOrNil(s.ref_kl_weights),
-    floatsOrNil(s.advantages),
-  ];
+/** One `TrainingSample` in msgspec's array layout (all 13 fields). */
+export function encodeTrainingSample(s: TrainingSampleWire): Uint8Array[] {
+  return encodeStruct([
+    encodePlain(s.token_ids),
+    encodePlain(s.mask),
+    encodeFloats(s.logprobs),
+    encodeFloats(s.temperatures),
+    encodePlain(s.env_name),
+    encodeFloatsOrNil(s.ref_logprobs),
+    null, // mm_kwargs
+    null, // routed_experts
+    null, // mm_token_type_ids
+    encodeFloatsOrNil(s.rl_weights),
+    encodeFloatsOrNil(s.ce_weights),
+    encodeFloatsOrNil(s.ref_kl_weights),
+    encodeFloatsOrNil(s.advantages),
+  ]);
 }
 
 /**
- * Encodes a batch exactly as prime-rl's orchestrator does (`msgspec.msgpack.Encoder().encode(batch)`):
- * msgspec writes array_like structs with every field, `omit_defaults` notwithstanding (it only applies to the
- * map layout), so None fields are nil, float fields are float64 even when integral, ints stay ints.
+ * Encodes a batch exactly as prime-rl v0.8.0's orchestrator does (`msgspec.msgpack.Encoder().encode(batch)`):
+ * msgspec writes array_like structs with every field, `omit_defaults` notwithstanding, so None fields (and
+ * `run_idx`) are nil; float fields are float64 even when integral, ints stay ints.
+ * Checked byte for byte against prime-rl's own structs (`golden/v0.8`).
  * @example const bytes = encodeTrainingBatch({ examples: [], step: 1, run_idx: null });
  */
 export function encodeTrainingBatch(batch: TrainingBatchWire): Uint8Array {
-  const parts: Uint8Array[] = [arrayHeader(3), arrayHeader(batch.examples.length)];
-  for (const s of batch.examples) parts.push(...encodeSample(s));
-  parts.push(ints.encode(batch.step), batch.run_idx === null ? NIL : ints.encode(batch.run_idx));
-  return concat(parts);
+  const examples = [arrayHeader(batch.examples.length), ...batch.examples.flatMap(encodeTrainingSample)];
+  return concat(
+    encodeStruct([
+      concat(examples),
+      encodePlain(batch.step),
+      batch.run_idx === null ? null : encodePlain(batch.run_idx),
+    ]),
+  );
 }
 
 /**
