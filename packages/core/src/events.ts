@@ -48,37 +48,86 @@ export type EventName = keyof EventHandlers;
 export type EventPayload<K extends EventName> = Parameters<EventHandlers[K]>[0];
 
 /**
- * A typed event bus. `on` returns an unregister function; `emit` runs every handler concurrently and
- * reports a throwing handler to `onHandlerError` instead of failing the emitter.
+ * A value for every event: a mapped type, so adding an event to `EventHandlers` without handling it here (or in a
+ * logger that declares an `EventMap`) fails `tsc`.
+ * @example const wanted: EventMap<boolean> = { ...ALL_EVENTS_FALSE, "step:end": true };
+ */
+export type EventMap<T> = { [K in EventName]: T };
+
+const EVENT_FLAGS: EventMap<true> = {
+  "run:start": true,
+  "step:start": true,
+  "rollout:start": true,
+  "turn:end": true,
+  "rollout:end": true,
+  "step:end": true,
+  "eval:end": true,
+  "weights:updated": true,
+  "run:end": true,
+  log: true,
+  "sandbox:state": true,
+  "process:state": true,
+};
+
+/**
+ * Every event name, in the order a run emits them. Exhaustive by construction (see `EventMap`).
+ * @example for (const name of EVENT_NAMES) bus.on(name, (e) => write(name, e));
+ */
+export const EVENT_NAMES: readonly EventName[] = Object.keys(EVENT_FLAGS) as EventName[];
+
+/**
+ * How a handler is run: the host passes one that labels errors with the plugin and bounds the call with
+ * `timeouts.hook_ms`. The default just calls it.
+ */
+export type HandlerRunner = (label: string, name: EventName, call: () => unknown) => Promise<unknown>;
+
+/**
+ * A typed event bus. `on` returns an unregister function; `emit` runs every handler concurrently (through the
+ * bus's `HandlerRunner`) and reports a throwing handler to `onHandlerError`, with the label it was registered
+ * under, instead of failing the emitter.
  * @example
  * const bus = new EventBus();
- * const off = bus.on("step:end", (e) => console.log(e.step));
+ * const off = bus.on("step:end", (e) => console.log(e.step), "my-logger");
  * await bus.emit("step:end", payload); off();
  */
 export class EventBus {
-  private readonly handlers = new Map<EventName, Set<(payload: never) => unknown>>();
+  private readonly handlers = new Map<EventName, Set<{ label: string; fn: (payload: never) => unknown }>>();
 
-  constructor(private readonly onHandlerError: (name: EventName, error: unknown) => void = () => {}) {}
+  constructor(
+    private readonly onHandlerError: (name: EventName, error: unknown, label: string) => void = () => {},
+    private readonly runner: HandlerRunner = async (_label, _name, call) => call(),
+  ) {}
 
-  on<K extends EventName>(name: K, handler: EventHandlers[K]): () => void {
+  on<K extends EventName>(name: K, handler: EventHandlers[K], label = "?"): () => void {
     let set = this.handlers.get(name);
     if (!set) {
       set = new Set();
       this.handlers.set(name, set);
     }
-    const fn = handler as (payload: never) => unknown;
-    set.add(fn);
-    return () => set.delete(fn);
+    const entry = { label, fn: handler as (payload: never) => unknown };
+    set.add(entry);
+    return () => set.delete(entry);
+  }
+
+  /** Subscribes every handler of a hook map under one label; returns one function that removes them all. */
+  onAll(hooks: Partial<EventHandlers>, label: string): () => void {
+    const offs = EVENT_NAMES.flatMap((name) => {
+      const handler = hooks[name];
+      return handler ? [this.on(name, handler, label)] : [];
+    });
+    return () => {
+      for (const off of offs) off();
+    };
   }
 
   async emit<K extends EventName>(name: K, payload: EventPayload<K>): Promise<void> {
     const set = this.handlers.get(name);
     if (!set || set.size === 0) return;
-    const runs = [...set].map(async (fn) => {
+    const runs = [...set].map(async ({ label, fn }) => {
       try {
-        await (fn as (p: EventPayload<K>) => unknown)(payload);
+        await this.runner(label, name, () => (fn as (p: EventPayload<K>) => unknown)(payload));
       } catch (error) {
-        this.onHandlerError(name, error);
+        this.onHandlerError(name, error, label);
       }
     });
     await Promise.all(runs);

@@ -1,13 +1,29 @@
 export { z } from "zod";
-export type { LoadOptions, ResolvedConfig, ResolvedPlugin, ResolvedReward } from "./config/load.ts";
+export type {
+  ExtraSectionValues,
+  LoadOptions,
+  ResolvedConfig,
+  ResolvedPlugin,
+  ResolvedReward,
+} from "./config/load.ts";
 export { formatIssues, loadConfig, readToml } from "./config/load.ts";
 export { deepMerge, parseOverrides } from "./config/overrides.ts";
 export type { OrchestratorConfig, RootConfig } from "./config/schema.ts";
 export { pluginSection, rootSchema } from "./config/schema.ts";
 export { AirError, type AirErrorCode, errorMessage, wrapError } from "./errors.ts";
-export { EventBus, type EventHandlers, type EventName, type EventPayload, type LogLevel } from "./events.ts";
+export {
+  EVENT_NAMES,
+  EventBus,
+  type EventHandlers,
+  type EventMap,
+  type EventName,
+  type EventPayload,
+  type HandlerRunner,
+  type LogLevel,
+} from "./events.ts";
+export { type HostContext, type HostedParts, PluginHost, type PluginHostOptions } from "./host.ts";
 export { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
-export { type AttemptDeps, type AttemptInput, rolloutWithRetries } from "./loop/attempt.ts";
+export { type AttemptDeps, type AttemptInput, attemptDeps, rolloutWithRetries } from "./loop/attempt.ts";
 export { buildBatch } from "./loop/batch.ts";
 export { Orchestrator, type RunParts, type RunSummary } from "./loop/orchestrator.ts";
 export { applyRewards, type RewardEntry } from "./loop/rewards.ts";

@@ -40,6 +40,13 @@ export interface PluginContext {
   maxModelLen?: number;
   /** `orchestrator.max_turns`: the most turns a rollout gets (envs show the remaining steps from it). */
   maxTurns?: number;
+  /**
+   * Base URL of the inference server the launcher started (`[inference]`), when it started one; a policy plugin
+   * may use it when its own config names no server.
+   */
+  inferenceUrl?: string;
+  /** GPUs the launcher set aside for sandboxes (`[deployment] env_gpu_ids`); an env may hand them to its sandboxes. */
+  envGpuIds?: number[];
   /** Aborted when the run stops; long waits should listen to it. */
   signal: AbortSignal;
   /** Emits an event on the run's bus (e.g. a runtime reporting container state). */
@@ -144,6 +151,47 @@ export interface PluginInstances {
   logger: LoggerPlugin;
 }
 
+/** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
+export interface CheckResult {
+  name: string;
+  status: "ok" | "fail" | "skip";
+  message: string;
+}
+
+/** What a plugin's launch hooks get: where the config lives and what the launcher decided. */
+export interface LaunchContext {
+  /** Directory of the TOML file (relative paths in a plugin's config are relative to it). */
+  configDir: string;
+  /** The run's directory. */
+  runDir: string;
+  /** Base URL of the inference server the launcher starts, when it starts one. */
+  inferenceUrl?: string;
+}
+
+/**
+ * What a plugin needs from the launcher, read before anything starts. Every field is optional; the launcher
+ * acts on what is there and never reads a plugin's config by name.
+ */
+export interface PluginNeeds {
+  /** Docker images its sandboxes run: preflight checks each is in the local image store (images are never pulled). */
+  dockerImages?: string[];
+  /** URL of an OpenAI-compatible server it sends requests to: preflight checks it is the one the launcher starts. */
+  inferenceUrl?: string;
+  /** A trainer process it hands batches to through files (prime-rl): where they meet, and the weights' kind. */
+  trainerFiles?: { outputDir: string; runDir: string; weightsKind: "full" | "lora" };
+}
+
+/**
+ * Optional hooks through which a plugin tells the launcher what it needs. The launcher calls them with the
+ * plugin's own validated config; core never calls them.
+ */
+export interface LaunchHooks<C> {
+  /** Checks before a run (`rl validate` and `rl check`): e.g. task files exist. Must not start anything. */
+  preflight?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
+  /** What the plugin needs: images, a server, a trainer's files. */
+  needs?(config: C, ctx: LaunchContext): PluginNeeds;
+}
+
 export interface PluginDefinition<K extends PluginKind = PluginKind, S extends z.ZodType = z.ZodType> {
   name: string;
   kind: K;
@@ -152,6 +200,8 @@ export interface PluginDefinition<K extends PluginKind = PluginKind, S extends z
   /** One-line description shown by `rl validate` and in error listings. */
   description?: string;
   create(config: z.output<S>, ctx: PluginContext): PluginInstances[K] | Promise<PluginInstances[K]>;
+  /** What the plugin needs from the launcher (preflight checks, images, servers, trainer files). */
+  launch?: LaunchHooks<z.output<S>>;
 }
 
 /**

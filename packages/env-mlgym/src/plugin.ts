@@ -3,6 +3,7 @@ import { AirError, definePlugin, type Environment, type Example, type PluginCont
 import Docker from "dockerode";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
+import { mlgymLaunch } from "./launch.ts";
 import { DockerRuntime } from "./runtime/docker.ts";
 import { LocalRuntime } from "./runtime/local.ts";
 import type { Runtime, TaskFiles } from "./runtime/types.ts";
@@ -42,7 +43,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
     cpus: d.cpus,
     pidsLimit: d.pids_limit,
     network: d.network,
-    gpuIds: d.gpu_ids,
+    gpuIds: d.gpu_ids.length > 0 ? d.gpu_ids : (ctx.envGpuIds ?? []).map(String),
     poolSize: d.pool_size,
     runName: ctx.runName,
     timeoutMs: d.timeout_ms,
@@ -130,4 +131,5 @@ export const mlgymPlugin = definePlugin({
   description: "MLGym-format tasks with MLGym's agent commands, in docker containers or local sandboxes",
   configSchema: mlgymConfigSchema,
   create: createMlgymEnvironment,
+  launch: mlgymLaunch,
 });

@@ -1,4 +1,5 @@
 import {
+  attemptDeps,
   type Environment,
   type EventBus,
   type Example,
@@ -39,22 +40,19 @@ export async function runEvalRollouts(
   onDone?: (trajectory: Trajectory) => void,
 ): Promise<Trajectory[]> {
   const semaphore = new Semaphore(maxConcurrent);
+  const deps = attemptDeps(parts, parts);
   const step = parts.policy.version;
   let counter = 0;
   const one = async (example: Example): Promise<Trajectory> => {
     const release = await semaphore.acquire();
     try {
-      const trajectory = await rolloutWithRetries(
-        {
-          ...parts,
-          maxTurns: parts.orchestrator.max_turns,
-          timeouts: parts.orchestrator.timeouts,
-          retries: parts.orchestrator.rollout_retries,
-          rewardTimeoutMs: parts.orchestrator.timeouts.reward_ms,
-          policyVersion: () => parts.policy.version,
-        },
-        { rolloutId: `eval-${counter++}`, example, groupId: `eval:${example.id}`, step, split: "eval" },
-      );
+      const trajectory = await rolloutWithRetries(deps, {
+        rolloutId: `eval-${counter++}`,
+        example,
+        groupId: `eval:${example.id}`,
+        step,
+        split: "eval",
+      });
       onDone?.(trajectory);
       return trajectory;
     } finally {

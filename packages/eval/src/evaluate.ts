@@ -3,23 +3,19 @@ import { basename, dirname, join, resolve } from "node:path";
 import {
   AirError,
   createLogger,
-  EventBus,
-  type LogLevel,
+  type HostContext,
   type LogSink,
   loadConfig,
-  PendingWork,
+  PluginHost,
   type PluginRegistry,
   parseOverrides,
   type ResolvedConfig,
-  type RewardEntry,
-  stderrSink,
   type Trajectory,
   type WeightsRef,
 } from "@air/core";
 import type { z } from "zod";
 import { runEvalRollouts } from "./driver.ts";
 import { defaultKs } from "./pass-at-k.ts";
-import { PluginSet } from "./plugins.ts";
 import { type EvaluationSummary, formatSummary, summarizeRollouts } from "./report.ts";
 import { type EvalConfig, evalSection } from "./schema.ts";
 import { storeInSqlite } from "./store.ts";
@@ -58,6 +54,8 @@ export interface EvaluationOptions {
   registry: PluginRegistry;
   /** Sections the caller adds to the root schema (the launcher's `deployment`, `inference`, ...). */
   extraSections?: Record<string, z.ZodType>;
+  /** Context fields every plugin gets from the launcher (inference URL, sandbox GPUs). */
+  context?: HostContext;
   signal?: AbortSignal;
   /** Where log lines go (default: stderr at `run.log_level`). */
   sink?: LogSink;
@@ -87,16 +85,27 @@ export async function runEvaluation(
     overrides: Array.isArray(overrides) ? parseOverrides(overrides) : overrides,
     extraSections: { ...(options.extraSections ?? {}), eval: evalSection },
   });
-  const evalConfig = config.root.eval as EvalConfig;
+  return evaluateConfig(config, options);
+}
+
+/**
+ * `runEvaluation` on a config that is already loaded (with the `[eval]` section), e.g. by the launcher, which
+ * loads it once for preflight and evaluation alike.
+ * @example const report = await evaluateConfig(config, { registry });
+ */
+export async function evaluateConfig(
+  config: ResolvedConfig<{ eval: typeof evalSection }>,
+  options: Omit<EvaluationOptions, "extraSections" | "registry">,
+): Promise<EvaluationReport> {
+  const evalConfig: EvalConfig = config.root.eval;
   const started = Date.now();
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  const sink = options.sink ?? stderrSink(config.root.run.log_level as LogLevel);
-  const log = createLogger("eval", sink);
-  const bus = new EventBus((name, error) => log.warn(`a "${name}" handler threw: ${String(error)}`));
-  const pending = new PendingWork();
-  const plugins = new PluginSet(config, bus, pending, sink, controller.signal);
+  const host = new PluginHost(config, {
+    sink: options.sink,
+    signal: options.signal,
+    context: options.context,
+  });
+  const log = createLogger("eval", host.sink);
+  const { bus, pending } = host;
   let trajectories: Trajectory[] = [];
   let policyVersion = 0;
   const correctReward = pickCorrectReward(config, evalConfig);
@@ -105,12 +114,8 @@ export async function runEvaluation(
   let status: "completed" | "failed" | "aborted" = "completed";
   let failure: unknown;
   try {
-    if (evalConfig.loggers) for (const l of config.plugins.loggers) await plugins.create(l);
-    const env = await plugins.create(config.plugins.env);
-    const policy = await plugins.create(config.plugins.policy);
-    const rewards: RewardEntry[] = [];
-    for (const r of config.plugins.rewards)
-      rewards.push({ name: r.name, weight: r.weight, fn: await plugins.create(r, r.name) });
+    if (evalConfig.loggers) await host.createLoggers();
+    const { env, policy, rewards, names } = await host.createRolloutParts();
     await bus.emit("run:start", {
       runName: config.root.run.name,
       runDir: config.runDir,
@@ -149,11 +154,11 @@ export async function runEvaluation(
         env,
         policy,
         rewards,
-        names: { env: config.plugins.env.definition.name, policy: config.plugins.policy.definition.name },
+        names,
         bus,
         pending,
         log,
-        signal: controller.signal,
+        signal: host.signal,
         orchestrator: config.root.orchestrator,
       },
       examples,
@@ -165,19 +170,16 @@ export async function runEvaluation(
           log.info(`${done}/${total} rollouts`);
       },
     );
-    if (controller.signal.aborted) status = "aborted";
+    if (host.signal.aborted) status = "aborted";
   } catch (error) {
-    status = controller.signal.aborted ? "aborted" : "failed";
+    status = host.signal.aborted ? "aborted" : "failed";
     failure = error;
   } finally {
-    controller.abort();
-    await bus.emit("run:end", {
+    await host.shutdown({
       status,
       error: failure === undefined ? undefined : String(failure),
       unsettled: pending.unsettled(),
     });
-    for (const problem of await plugins.closeAll()) log.warn(problem);
-    options.signal?.removeEventListener("abort", onAbort);
   }
   if (failure !== undefined) throw failure;
   const summary = summarizeRollouts(trajectories, ks, judge(correctReward, evalConfig.threshold));

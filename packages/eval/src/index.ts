@@ -21,6 +21,7 @@ export {
   EVALUATION_SCHEMA_VERSION,
   type EvaluationOptions,
   type EvaluationReport,
+  evaluateConfig,
   runEvaluation,
 } from "./evaluate.ts";
 export { defaultKs, type ExampleOutcome, meanPassAtK, passAtK } from "./pass-at-k.ts";

@@ -1,14 +1,14 @@
-import { AirError, errorMessage, loadConfig, parseOverrides, type ResolvedConfig } from "@air/core";
+import { AirError, errorMessage, loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
 import { EXIT } from "./launch.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
-import { LAUNCHER_SECTIONS } from "./sections.ts";
+import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 
 export { EXIT };
 
 /** Loads and validates a config with every built-in plugin and the launcher's own sections. */
-export async function resolveConfig(file: string, overrideArgs: string[]): Promise<ResolvedConfig> {
+export async function resolveConfig(file: string, overrideArgs: string[]): Promise<RunConfig> {
   return loadConfig(file, {
     registry: builtinRegistry(),
     overrides: parseOverrides(overrideArgs),
@@ -60,7 +60,7 @@ export async function checkCommand(args: string[]): Promise<number> {
     process.stderr.write("usage: rl check <config.toml> [--section.key value ...]\n");
     return EXIT.badInput;
   }
-  let config: ResolvedConfig;
+  let config: RunConfig;
   try {
     config = await resolveConfig(file, rest);
   } catch (error) {

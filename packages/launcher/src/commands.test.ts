@@ -1,16 +1,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, parseOverrides, type ResolvedConfig } from "@air/core";
+import { loadConfig, parseOverrides } from "@air/core";
 import TOML from "@iarna/toml";
 import { builtinRegistry } from "./builtins.ts";
 import { inferenceBaseUrl, inferenceChild, trainerChild, vllmServeArgv } from "./commands.ts";
-import { LAUNCHER_SECTIONS, launcherSections } from "./sections.ts";
+import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
-async function load(overrides: string[] = []): Promise<ResolvedConfig> {
+async function load(overrides: string[] = []): Promise<RunConfig> {
   const fx = await writeFixtureConfig();
   return loadConfig(fx.file, {
     registry: builtinRegistry(),
@@ -83,7 +83,7 @@ describe("prime-rl commands", () => {
     const toml = TOML.parse(readFileSync(child?.argv[2] as string, "utf8"));
     expect(toml).toMatchObject({
       model: { name: "fake/model", max_model_len: 4096 },
-      server: { host: "127.0.0.1", port: launcherSections(config.root).inference.port },
+      server: { host: "127.0.0.1", port: config.root.inference.port },
       parallel: { tp: 2 },
       enable_lora: true,
       max_lora_rank: 32,

@@ -1,9 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { ResolvedConfig } from "@air/core";
 import TOML from "@iarna/toml";
 import type { GpuMap } from "./gpus.ts";
-import { launcherSections } from "./sections.ts";
+import type { RunConfig } from "./sections.ts";
 import type { ChildSpec } from "./supervisor.ts";
 import { tinyChildArgv } from "./tiny.ts";
 import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
@@ -14,8 +13,8 @@ export function clientHost(host: string): string {
 }
 
 /** Base URL of the inference server (no trailing slash, no `/v1`). */
-export function inferenceBaseUrl(config: ResolvedConfig): string {
-  const { inference } = launcherSections(config.root);
+export function inferenceBaseUrl(config: RunConfig): string {
+  const { inference } = config.root;
   if (inference.kind === "external") return (inference.url ?? "").replace(/\/+$/, "").replace(/\/v1$/, "");
   return `http://${clientHost(inference.host)}:${inference.port}`;
 }
@@ -35,8 +34,8 @@ function configsDir(runDir: string): string {
  * the inference GPUs, LoRA flags, extra args.
  * @example vllmServeArgv(config, { inference: [0], trainer: [1], env: [] })
  */
-export function vllmServeArgv(config: ResolvedConfig, gpus: GpuMap): string[] {
-  const { inference: inf } = launcherSections(config.root);
+export function vllmServeArgv(config: RunConfig, gpus: GpuMap): string[] {
+  const { inference: inf } = config.root;
   const model = inf.model ?? config.root.model.name;
   const maxLen = inf.max_model_len ?? config.root.model.max_model_len;
   const tp = inf.tensor_parallel_size ?? Math.max(1, gpus.inference.length);
@@ -58,8 +57,8 @@ export function vllmServeArgv(config: ResolvedConfig, gpus: GpuMap): string[] {
 }
 
 /** prime-rl's inference TOML (`inference @ file`) for `[inference]`. */
-export function primeRlInferenceToml(config: ResolvedConfig, gpus: GpuMap): string {
-  const { inference: inf } = launcherSections(config.root);
+export function primeRlInferenceToml(config: RunConfig, gpus: GpuMap): string {
+  const { inference: inf } = config.root;
   const maxLen = inf.max_model_len ?? config.root.model.max_model_len;
   const doc: Record<string, unknown> = {
     gpu_memory_utilization: inf.gpu_memory_utilization,
@@ -82,8 +81,8 @@ export function primeRlInferenceToml(config: ResolvedConfig, gpus: GpuMap): stri
  * The inference child for `[inference]`, or undefined for `kind = "external"`. Writes the generated
  * config files it needs under `<runDir>/configs/`.
  */
-export async function inferenceChild(config: ResolvedConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
-  const { inference: inf } = launcherSections(config.root);
+export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
+  const { inference: inf } = config.root;
   if (inf.kind === "external") return undefined;
   const base = inferenceBaseUrl(config);
   const common = {
@@ -115,13 +114,13 @@ export async function inferenceChild(config: ResolvedConfig, gpus: GpuMap): Prom
  * (or takes) the trainer TOML and runs `torchrun ... -m prime_rl.trainer.rl.train @ <toml>` or
  * prime-rl's `trainer @ <toml>` entrypoint.
  */
-export async function trainerChild(config: ResolvedConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
-  const { trainer_process: tp } = launcherSections(config.root);
+export async function trainerChild(config: RunConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
+  const { trainer_process: tp } = config.root;
   if (tp.kind === "none") return undefined;
   const env = { ...cudaEnv(gpus.trainer), ...tp.env };
   const common = { role: "trainer", startupTimeoutMs: tp.startup_timeout_ms, exitZeroOk: true };
   if (tp.kind === "tiny") {
-    const { inference: inf } = launcherSections(config.root);
+    const { inference: inf } = config.root;
     const tinyConfig = {
       model_name: config.root.model.name,
       seed: config.root.run.seed,

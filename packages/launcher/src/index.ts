@@ -28,5 +28,5 @@ export { formatChecks, portFree, runPreflight } from "./preflight.ts";
 export { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts";
 export { createProgressView, type ProgressView } from "./progress.ts";
 export { type PidFile, type Progress, RUN_FILES, readLastCompletedStep, readPidFile } from "./rundir.ts";
-export { LAUNCHER_SECTIONS, type LauncherSections, launcherSections } from "./sections.ts";
+export { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 export { type ChildSpec, RUN_MARKER, type Supervised, Supervisor } from "./supervisor.ts";

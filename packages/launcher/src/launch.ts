@@ -1,11 +1,4 @@
-import {
-  type LogLevel,
-  type ResolvedConfig,
-  type RunSummary,
-  type StartRunOptions,
-  startRun,
-  stderrSink,
-} from "@air/core";
+import { type LogLevel, type RunSummary, type StartRunOptions, startRun, stderrSink } from "@air/core";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { removeRunContainers } from "./containers.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
@@ -22,7 +15,7 @@ import {
   writeProgress,
   writeResolvedConfig,
 } from "./rundir.ts";
-import { launcherSections } from "./sections.ts";
+import type { RunConfig } from "./sections.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /** Exit codes: 0 ok, 1 the run failed, 2 bad input (config, arguments, preflight), 130 interrupted. */
@@ -54,8 +47,8 @@ export interface LaunchResult {
   removedContainers: string[];
 }
 
-function gpuMapFor(config: ResolvedConfig, env: NodeJS.ProcessEnv): GpuMap {
-  const { deployment: d } = launcherSections(config.root);
+function gpuMapFor(config: RunConfig, env: NodeJS.ProcessEnv): GpuMap {
+  const { deployment: d } = config.root;
   const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
   const visible = counts
     ? (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index))
@@ -63,7 +56,7 @@ function gpuMapFor(config: ResolvedConfig, env: NodeJS.ProcessEnv): GpuMap {
   return resolveGpuMap(d, visible);
 }
 
-function pluginSpecs(config: ResolvedConfig): Record<string, unknown> {
+function pluginSpecs(config: RunConfig): Record<string, unknown> {
   const p = config.plugins;
   const one = (x: { spec: string; config: unknown }) => ({ plugin: x.spec, config: x.config });
   return {
@@ -83,11 +76,11 @@ function pluginSpecs(config: ResolvedConfig): Record<string, unknown> {
  * the run's containers removed, pid file removed), whatever ended the run.
  * @example const { exitCode } = await launchRun(await resolveConfig("configs/mlgym/rl_debug.toml", []), { signal });
  */
-export async function launchRun(config: ResolvedConfig, options: LaunchOptions = {}): Promise<LaunchResult> {
+export async function launchRun(config: RunConfig, options: LaunchOptions = {}): Promise<LaunchResult> {
   const out = options.out ?? ((t: string) => process.stdout.write(t));
   const err = options.err ?? ((t: string) => process.stderr.write(t));
   const env = options.env ?? process.env;
-  const { launcher } = launcherSections(config.root);
+  const { launcher } = config.root;
   const { root, runDir } = config;
   const result: LaunchResult = { exitCode: EXIT.failed, killed: [], removedContainers: [] };
 
@@ -191,9 +184,6 @@ export async function launchRun(config: ResolvedConfig, options: LaunchOptions =
       );
       if (trainer) await Promise.race([trainer.exited, aborted]);
     } else if (!controller.signal.aborted) {
-      process.env.AIR_INFERENCE_URL = inferenceBaseUrl(config);
-      process.env.AIR_ENV_GPU_IDS = gpus.env.join(",");
-      handEnvGpus(config, gpus.env);
       const logSink = stderrSink(root.run.log_level as LogLevel);
       const running = startRun(config, {
         sink: (level, source, message) => {
@@ -203,6 +193,7 @@ export async function launchRun(config: ResolvedConfig, options: LaunchOptions =
         ...options.run,
         signal: controller.signal,
         hooks: view.hooks,
+        context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
         startStep,
         initialWeights,
       });
@@ -252,16 +243,9 @@ export async function launchRun(config: ResolvedConfig, options: LaunchOptions =
 }
 
 /** A multi-node trainer rank other than 0: that machine runs only its trainer process. */
-function isTrainerWorker(config: ResolvedConfig): boolean {
-  const { trainer_process: tp } = launcherSections(config.root);
+function isTrainerWorker(config: RunConfig): boolean {
+  const { trainer_process: tp } = config.root;
   return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
-}
-
-/** Gives the mlgym env's task containers `[deployment] env_gpu_ids`, unless its `docker.gpu_ids` is set. */
-function handEnvGpus(config: ResolvedConfig, ids: number[]): void {
-  if (ids.length === 0 || config.plugins.env.definition.name !== "mlgym") return;
-  const docker = (config.plugins.env.config as { docker?: { gpu_ids?: string[] } }).docker;
-  if (docker && (docker.gpu_ids ?? []).length === 0) docker.gpu_ids = ids.map(String);
 }
 
 /** Waits for the run; once `signal` aborts, waits at most `timeoutMs` more (or not at all once `force` aborts). */

@@ -1,4 +1,3 @@
-import type { ResolvedConfig } from "@air/core";
 import { type CheckResult, fail, ok } from "./check-result.ts";
 import {
   type GpuInfo,
@@ -9,11 +8,11 @@ import {
   resolveGpuMap,
   wantsGpus,
 } from "./gpus.ts";
-import { launcherSections } from "./sections.ts";
+import type { RunConfig } from "./sections.ts";
 
 /** Memory (MiB) a GPU must have free for its role, or 0 when the role needs none checked. */
-function neededMib(config: ResolvedConfig, role: keyof GpuMap, gpu: GpuInfo): number {
-  const { inference, trainer_process: tp, deployment } = launcherSections(config.root);
+function neededMib(config: RunConfig, role: keyof GpuMap, gpu: GpuInfo): number {
+  const { inference, trainer_process: tp, deployment } = config.root;
   if (role === "inference" && (inference.kind === "vllm" || inference.kind === "prime-rl"))
     return Math.ceil(inference.gpu_memory_utilization * gpu.memoryTotalMib);
   if (role === "trainer" && tp.kind === "prime-rl")
@@ -27,8 +26,8 @@ function neededMib(config: ResolvedConfig, role: keyof GpuMap, gpu: GpuInfo): nu
  * Returns no check when the config asks for no GPU.
  * @example checkGpus(config, { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` })
  */
-export function checkGpus(config: ResolvedConfig, env: NodeJS.ProcessEnv): CheckResult[] {
-  const { deployment } = launcherSections(config.root);
+export function checkGpus(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
+  const { deployment } = config.root;
   if (!wantsGpus(deployment)) return [];
   let gpus: GpuInfo[];
   try {

@@ -3,14 +3,14 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { definePlugin, loadConfig, parseOverrides, type ResolvedConfig } from "@air/core";
+import { definePlugin, loadConfig, parseOverrides } from "@air/core";
 import { z } from "zod";
 import { builtinRegistry } from "./builtins.ts";
 import { dockerReachable } from "./containers.ts";
 import { type CheckResult, runPreflight } from "./preflight.ts";
 import { readProc } from "./proc.ts";
 import { writePidFile } from "./rundir.ts";
-import { LAUNCHER_SECTIONS } from "./sections.ts";
+import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { FAKE_BIN, fakePath, RL_ENTRY, removeTempDirs, tempDir, writeFixtureConfig } from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
@@ -30,7 +30,7 @@ const mlgymStandIn = definePlugin({
   create: () => ({ examples: async () => [], open: async () => Promise.reject(new Error("unused")) }),
 });
 
-async function load(overrides: string[] = [], extra = ""): Promise<ResolvedConfig> {
+async function load(overrides: string[] = [], extra = ""): Promise<RunConfig> {
   const fx = await writeFixtureConfig({ extra });
   const registry = builtinRegistry().register(mlgymStandIn);
   return loadConfig(fx.file, {

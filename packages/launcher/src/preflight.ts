@@ -1,14 +1,14 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import type { ResolvedConfig } from "@air/core";
+import { dirname, join, resolve } from "node:path";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
+import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
 import { checkGpus } from "./preflight-gpus.ts";
 import { liveRuns } from "./rundir.ts";
-import { launcherSections } from "./sections.ts";
+import type { RunConfig } from "./sections.ts";
 import { TINY_PYTHON } from "./tiny.ts";
 
 export type { CheckResult };
@@ -43,7 +43,7 @@ export function which(program: string, env: NodeJS.ProcessEnv = process.env): st
   return undefined;
 }
 
-function checkOutputDir(config: ResolvedConfig): CheckResult {
+function checkOutputDir(config: RunConfig): CheckResult {
   const name = "output dir writable";
   const outputDir = dirname(config.runDir);
   try {
@@ -57,7 +57,7 @@ function checkOutputDir(config: ResolvedConfig): CheckResult {
   }
 }
 
-function checkPreviousRun(config: ResolvedConfig, rlEntry: string): CheckResult {
+function checkPreviousRun(config: RunConfig, rlEntry: string): CheckResult {
   const name = "no live run in output dir";
   const outputDir = dirname(config.runDir);
   const live = liveRuns(outputDir);
@@ -69,8 +69,8 @@ function checkPreviousRun(config: ResolvedConfig, rlEntry: string): CheckResult 
   );
 }
 
-async function checkPorts(config: ResolvedConfig): Promise<CheckResult[]> {
-  const { inference, trainer_process: tp } = launcherSections(config.root);
+async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
+  const { inference, trainer_process: tp } = config.root;
   const wanted: Array<[string, string, number]> = [];
   const worker = tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
   if (inference.kind !== "external" && !worker) wanted.push(["inference", inference.host, inference.port]);
@@ -91,8 +91,8 @@ async function checkPorts(config: ResolvedConfig): Promise<CheckResult[]> {
   return out;
 }
 
-async function checkExternal(config: ResolvedConfig): Promise<CheckResult[]> {
-  const { inference } = launcherSections(config.root);
+async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
+  const { inference } = config.root;
   if (inference.kind !== "external") return [];
   const name = "external inference server answers";
   const base = inferenceBaseUrl(config);
@@ -106,11 +106,10 @@ async function checkExternal(config: ResolvedConfig): Promise<CheckResult[]> {
   }
 }
 
-/** The policy's base_url must reach the server the launcher starts (prime-rl checks the same). */
-function checkPolicyUrl(config: ResolvedConfig): CheckResult[] {
-  const policy = config.plugins.policy;
-  const baseUrl = (policy.config as { base_url?: unknown }).base_url;
-  if (policy.definition.name !== "openai" || typeof baseUrl !== "string") return [];
+/** The URL a plugin sends requests to (`launch.needs`) must be the server the launcher starts (prime-rl checks the same). */
+function checkPolicyUrl(config: RunConfig): CheckResult[] {
+  const baseUrl = pluginNeeds(config).inferenceUrl;
+  if (baseUrl === undefined) return [];
   const name = "policy base_url reaches the inference server";
   const server = inferenceBaseUrl(config);
   if (!server) return [];
@@ -131,8 +130,8 @@ function checkPolicyUrl(config: ResolvedConfig): CheckResult[] {
   ];
 }
 
-function checkPrograms(config: ResolvedConfig, env: NodeJS.ProcessEnv): CheckResult[] {
-  const { inference, trainer_process: tp } = launcherSections(config.root);
+function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
+  const { inference, trainer_process: tp } = config.root;
   const wanted: Array<[string, string]> = [];
   if (inference.kind === "vllm") wanted.push(["inference", inference.command?.[0] ?? "vllm"]);
   if (inference.kind === "prime-rl") wanted.push(["inference", inference.command?.[0] ?? "inference"]);
@@ -150,8 +149,8 @@ function checkPrograms(config: ResolvedConfig, env: NodeJS.ProcessEnv): CheckRes
   });
 }
 
-function checkTinyPython(config: ResolvedConfig): CheckResult[] {
-  const { inference, trainer_process: tp } = launcherSections(config.root);
+function checkTinyPython(config: RunConfig): CheckResult[] {
+  const { inference, trainer_process: tp } = config.root;
   if (inference.kind !== "tiny" && tp.kind !== "tiny") return [];
   const name = "python3 with torch (tiny)";
   const out = spawnSync(TINY_PYTHON, ["-c", "import torch, sys; print(torch.__version__)"], {
@@ -170,56 +169,10 @@ function checkTinyPython(config: ResolvedConfig): CheckResult[] {
   return [ok(name, `${TINY_PYTHON}, torch ${out.stdout.trim()}`)];
 }
 
-/** The raw `[env]` section when it is the mlgym env. */
-function mlgymSection(config: ResolvedConfig): Record<string, unknown> | undefined {
-  const env = config.root.env as Record<string, unknown>;
-  return env.plugin === "mlgym"
-    ? { ...env, ...(config.plugins.env.config as Record<string, unknown>) }
-    : undefined;
-}
-
-/** The mlgym env's rule: a name is configs/tasks/<name>.yaml; a .yaml path is absolute, under configs/, or under the root. */
-function mlgymTaskFile(root: string, task: string): string {
-  if (!/\.ya?ml$/.test(task)) return join(root, "configs", "tasks", `${task}.yaml`);
-  if (isAbsolute(task)) return task;
-  const candidates = [join(root, "configs", task), join(root, task)];
-  return candidates.find((c) => existsSync(c)) ?? (candidates[0] as string);
-}
-
-function checkMlgymFiles(config: ResolvedConfig): CheckResult[] {
-  const env = mlgymSection(config);
-  if (!env) return [];
-  const rootValue = typeof env.mlgym_root === "string" ? env.mlgym_root : ".";
-  const root = isAbsolute(rootValue) ? rootValue : resolve(config.dir, rootValue);
-  if (!existsSync(root))
-    return [
-      fail(
-        "MLGym root exists",
-        `${root} does not exist ([env] mlgym_root = "${rootValue}"); clone MLGym there or fix the path`,
-      ),
-    ];
-  const out = [ok("MLGym root exists", root)];
-  const tasks = Array.isArray(env.tasks) ? (env.tasks as unknown[]).map(String) : [];
-  for (const task of tasks) {
-    const file = mlgymTaskFile(root, task);
-    const name = `task file for ${task}`;
-    out.push(existsSync(file) ? ok(name, file) : fail(name, `${file} does not exist`));
-  }
-  return out;
-}
-
-function dockerImageOf(env: Record<string, unknown> | undefined): string | undefined {
-  const docker = env?.docker as { image?: unknown } | undefined;
-  return typeof docker?.image === "string" ? docker.image : undefined;
-}
-
-async function checkDocker(config: ResolvedConfig): Promise<CheckResult[]> {
-  const { launcher } = launcherSections(config.root);
-  const env = mlgymSection(config);
-  const runtime = env?.runtime;
-  const usesDocker = env !== undefined && runtime !== "local";
-  if (!usesDocker && !launcher.docker_image) return [];
-  const image = launcher.docker_image ?? dockerImageOf(env) ?? "aigym/mlgym-agent:latest";
+async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
+  const { launcher } = config.root;
+  const images = launcher.docker_image ? [launcher.docker_image] : pluginNeeds(config).dockerImages;
+  if (images.length === 0) return [];
   const docker = dockerClient();
   if (!(await dockerReachable(docker)))
     return [
@@ -228,17 +181,19 @@ async function checkDocker(config: ResolvedConfig): Promise<CheckResult[]> {
         "no docker engine answers (DOCKER_HOST or /var/run/docker.sock); start it, e.g. `dockerd >/tmp/dockerd.log 2>&1 &`",
       ),
     ];
-  const present = await imagePresent(image, docker);
-  return [
-    ok("docker reachable", "engine answers"),
-    present
-      ? ok(`image ${image} present`, image)
-      : fail(
-          `image ${image} present`,
-          `${image} is not in the local image store (images are never pulled); build it, or set [env] docker.image ` +
-            "to a local one (`bun run images:build` makes air-mlgym-test:latest)",
-        ),
-  ];
+  const out = [ok("docker reachable", "engine answers")];
+  for (const image of images) {
+    out.push(
+      (await imagePresent(image, docker))
+        ? ok(`image ${image} present`, image)
+        : fail(
+            `image ${image} present`,
+            `${image} is not in the local image store (images are never pulled); build it, or set [env] docker.image ` +
+              "to a local one (`bun run images:build` makes air-mlgym-test:latest)",
+          ),
+    );
+  }
+  return out;
 }
 
 /**
@@ -247,7 +202,7 @@ async function checkDocker(config: ResolvedConfig): Promise<CheckResult[]> {
  * @example const results = await runPreflight(config); const failed = results.filter((r) => r.status === "fail");
  */
 export async function runPreflight(
-  config: ResolvedConfig,
+  config: RunConfig,
   options: PreflightOptions = {},
 ): Promise<CheckResult[]> {
   const env = options.env ?? process.env;
@@ -258,7 +213,7 @@ export async function runPreflight(
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
   results.push(...checkTinyPython(config));
-  results.push(...checkMlgymFiles(config));
+  results.push(...(await pluginPreflight(config)));
   results.push(...(await checkDocker(config)));
   results.push(...(await checkExternal(config)));
   return results;

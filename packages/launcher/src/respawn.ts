@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { ResolvedConfig } from "@air/core";
+import type { RunConfig } from "./sections.ts";
 
 /** Bun's default limit on concurrent outgoing HTTP requests of one process. */
 export const BUN_DEFAULT_HTTP_REQUESTS = 256;
@@ -11,7 +11,7 @@ const RESPAWNED = "AIR_RL_RESPAWNED";
  * policy's admin routes and health checks.
  * @example httpRequestsNeeded(config) // 320 for max_concurrent_rollouts = 256
  */
-export function httpRequestsNeeded(config: ResolvedConfig): number {
+export function httpRequestsNeeded(config: RunConfig): number {
   return config.root.orchestrator.max_concurrent_rollouts + 64;
 }
 
@@ -28,7 +28,7 @@ export function currentHttpRequestLimit(env: NodeJS.ProcessEnv = process.env): n
  * and SIGINT, SIGTERM and SIGHUP sent to this process (Ctrl-C included) are passed on once each.
  * @example const code = await respawnIfNeeded(config); if (code !== undefined) process.exit(code);
  */
-export async function respawnIfNeeded(config: ResolvedConfig): Promise<number | undefined> {
+export async function respawnIfNeeded(config: RunConfig): Promise<number | undefined> {
   const needed = httpRequestsNeeded(config);
   if (process.env[RESPAWNED] || currentHttpRequestLimit() >= needed) return undefined;
   process.stderr.write(`[launcher] restarting with ${VAR}=${needed} (max_concurrent_rollouts needs it)\n`);

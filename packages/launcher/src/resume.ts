@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { ResolvedConfig, WeightsRef } from "@air/core";
+import type { WeightsRef } from "@air/core";
 import { broadcastStepDir, STABLE_FILE } from "@air/trainer-prime-rl";
+import type { RunConfig } from "./sections.ts";
 import { primeRlPaths } from "./trainer-toml.ts";
 
 /**
@@ -10,7 +11,7 @@ import { primeRlPaths } from "./trainer-toml.ts";
  * `broadcasts/step_<startStep>`), once its STABLE marker exists. Undefined when there is none.
  * @example resumeWeights(config, 4) // { version: 4, path: ".../broadcasts/step_4", kind: "full" }
  */
-export function resumeWeights(config: ResolvedConfig, startStep: number): WeightsRef | undefined {
+export function resumeWeights(config: RunConfig, startStep: number): WeightsRef | undefined {
   if (startStep <= 0 || config.plugins.trainer.spec !== "prime-rl") return undefined;
   const dir = broadcastStepDir(primeRlPaths(config).runDir, startStep);
   if (!existsSync(join(dir, STABLE_FILE))) return undefined;

@@ -1,3 +1,4 @@
+import type { ResolvedConfig } from "@air/core";
 import { evalSection } from "@air/eval";
 import { z } from "zod";
 
@@ -206,20 +207,8 @@ export const LAUNCHER_SECTIONS = {
   eval: evalSection,
 };
 
-/** The launcher's sections of a resolved config's root. */
-export interface LauncherSections {
-  deployment: DeploymentConfig;
-  inference: InferenceConfig;
-  trainer_process: TrainerProcessConfig;
-  launcher: LauncherConfig;
-}
-
-/** Reads the launcher's sections out of a resolved root config. */
-export function launcherSections(root: Record<string, unknown>): LauncherSections {
-  return {
-    deployment: root.deployment as DeploymentConfig,
-    inference: root.inference as InferenceConfig,
-    trainer_process: root.trainer_process as TrainerProcessConfig,
-    launcher: root.launcher as LauncherConfig,
-  };
-}
+/**
+ * A run's config as the launcher loads it: core's sections plus the launcher's, each typed by its schema.
+ * @example const config: RunConfig = await resolveConfig("configs/quickstart.toml", []); config.root.inference.kind;
+ */
+export type RunConfig = ResolvedConfig<typeof LAUNCHER_SECTIONS>;

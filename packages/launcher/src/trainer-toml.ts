@@ -1,11 +1,11 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { deepMerge, type ResolvedConfig } from "@air/core";
+import { deepMerge } from "@air/core";
 import { primeRlTrainerConfig } from "@air/trainer-prime-rl";
 import TOML from "@iarna/toml";
-import { launcherSections } from "./sections.ts";
+import type { RunConfig } from "./sections.ts";
 
 /** The `[trainer]` section, when it is the prime-rl transport plugin. */
-function primeRlSection(config: ResolvedConfig): Record<string, unknown> {
+function primeRlSection(config: RunConfig): Record<string, unknown> {
   return config.plugins.trainer.definition.name === "prime-rl"
     ? (config.plugins.trainer.config as Record<string, unknown>)
     : {};
@@ -16,7 +16,7 @@ function primeRlSection(config: ResolvedConfig): Record<string, unknown> {
  * orchestrator's run dir under it, resolved the way the `[trainer] plugin = "prime-rl"` plugin does.
  * @example primeRlPaths(config) // { outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl/run_default" }
  */
-export function primeRlPaths(config: ResolvedConfig): { outputDir: string; runDir: string } {
+export function primeRlPaths(config: RunConfig): { outputDir: string; runDir: string } {
   const t = primeRlSection(config);
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(config.dir, p));
   const runName = typeof t.run_name === "string" ? t.run_name : "run_default";
@@ -35,8 +35,8 @@ export function primeRlPaths(config: ResolvedConfig): { outputDir: string; runDi
  * The prime-rl v0.8.0 trainer TOML for a run, from @air/trainer-prime-rl's `primeRlTrainerConfig`:
  * model, output dir (shared with the transport plugin), lr, seq_len, LoRA, then `trainer_config` merged on top.
  */
-export async function primeRlTrainerToml(config: ResolvedConfig): Promise<string> {
-  const { trainer_process: tp } = launcherSections(config.root);
+export async function primeRlTrainerToml(config: RunConfig): Promise<string> {
+  const { trainer_process: tp } = config.root;
   const t = primeRlSection(config);
   const lora =
     t.lora === true ? { rank: Number(t.lora_rank ?? 16), alpha: Number(t.lora_alpha ?? 32) } : null;

@@ -18,6 +18,7 @@ export default definePlugin({
   kind: "policy",
   description: "OpenAI-compatible chat completions (vLLM): token ids, logprobs, command extraction",
   configSchema: openaiPolicyConfig,
+  launch: { needs: (config) => ({ inferenceUrl: config.base_url }) },
   create(config, ctx) {
     const policy = new OpenAIPolicy(config, {
       modelName: ctx.modelName,

@@ -8,14 +8,17 @@ import type { PluginRegistry } from "../registry.ts";
 import { deepMerge } from "./overrides.ts";
 import { type RootConfig, rootSchema } from "./schema.ts";
 
-/** A plugin section after stage two: its definition and its validated config. */
-export interface ResolvedPlugin<K extends PluginKind = PluginKind> {
+/**
+ * A plugin section after stage two: its definition and its validated config, typed by the definition's schema
+ * (`z.output<S>`), so `definition.create(config, ctx)` type-checks without a cast.
+ */
+export interface ResolvedPlugin<K extends PluginKind = PluginKind, S extends z.ZodType = z.ZodType> {
   kind: K;
   /** The TOML path of the section, e.g. `reward[1]`. */
   path: string;
   spec: string;
-  definition: PluginDefinition<K>;
-  config: unknown;
+  definition: PluginDefinition<K, S>;
+  config: z.output<S>;
 }
 
 export interface ResolvedReward extends ResolvedPlugin<"reward"> {
@@ -23,11 +26,18 @@ export interface ResolvedReward extends ResolvedPlugin<"reward"> {
   name: string;
 }
 
-export interface ResolvedConfig {
+/** The parsed values of the caller's extra sections (`LoadOptions.extraSections`). */
+export type ExtraSectionValues<E extends Record<string, z.ZodType>> = { [K in keyof E]: z.output<E[K]> };
+
+/**
+ * A loaded config. `E` are the caller's extra sections (the launcher's `deployment`, `inference`, ...): their
+ * values are typed on `root` as their schemas' outputs.
+ */
+export interface ResolvedConfig<E extends Record<string, z.ZodType> = Record<never, z.ZodType>> {
   /** Absolute path of the TOML file. */
   file: string;
   dir: string;
-  root: RootConfig & Record<string, unknown>;
+  root: RootConfig & ExtraSectionValues<E>;
   /** Absolute run directory: `<output_dir>/<run.name>`. */
   runDir: string;
   plugins: {
@@ -41,14 +51,14 @@ export interface ResolvedConfig {
   };
 }
 
-export interface LoadOptions {
+export interface LoadOptions<E extends Record<string, z.ZodType> = Record<never, z.ZodType>> {
   registry: PluginRegistry;
   /** Values below the file (lowest priority). */
   defaults?: Record<string, unknown>;
   /** Values above the file, e.g. from `--orchestrator.batch_size 8`. */
   overrides?: Record<string, unknown>;
   /** Sections owned by the caller (e.g. the launcher's `deployment`, `inference`). */
-  extraSections?: Record<string, z.ZodType>;
+  extraSections?: E;
 }
 
 /** Reads and parses a TOML file; a syntax error becomes a CONFIG_INVALID error naming the file and line. */
@@ -97,13 +107,16 @@ function tomlPath(path: Array<string | number>): string {
  * (sections and their `plugin` keys), then each plugin's own schema for its section. Throws one
  * CONFIG_INVALID AirError whose `details` list every problem with its TOML path and the file.
  */
-export async function loadConfig(file: string, options: LoadOptions): Promise<ResolvedConfig> {
+export async function loadConfig<E extends Record<string, z.ZodType> = Record<never, z.ZodType>>(
+  file: string,
+  options: LoadOptions<E>,
+): Promise<ResolvedConfig<E>> {
   const abs = resolve(file);
   const shown = relative(process.cwd(), abs) || abs;
   const merged = deepMerge(deepMerge(options.defaults ?? {}, readToml(abs)), options.overrides ?? {});
   const stage1 = rootSchema(options.extraSections).safeParse(merged);
   if (!stage1.success) throw invalid(formatIssues(stage1.error, [], shown), shown);
-  const root = stage1.data as ResolvedConfig["root"];
+  const root = stage1.data as ResolvedConfig<E>["root"];
   const dir = dirname(abs);
   const problems: string[] = [];
 
@@ -122,8 +135,7 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<Re
       return undefined;
     }
     const own = Object.fromEntries(Object.entries(section).filter(([k]) => !ownKeys.includes(k)));
-    const schema = strictSchema(definition.configSchema);
-    const parsed = schema.safeParse(own);
+    const parsed = parsePluginSection(definition, own);
     if (!parsed.success) {
       problems.push(...formatIssues(parsed.error, path, shown));
       return undefined;
@@ -171,9 +183,20 @@ export async function loadConfig(file: string, options: LoadOptions): Promise<Re
   };
 }
 
-/** Makes an object schema reject unknown keys, so a typo is an error rather than a silent default. */
-function strictSchema(schema: z.ZodType): z.ZodType {
-  return schema instanceof z.ZodObject ? schema.strict() : schema;
+/**
+ * Validates a plugin's section with its schema, made strict when it is an object (a typo is an error rather than
+ * a silent default); the data keeps the schema's output type.
+ */
+function parsePluginSection<K extends PluginKind, S extends z.ZodType>(
+  definition: PluginDefinition<K, S>,
+  section: Record<string, unknown>,
+): { success: true; data: z.output<S> } | { success: false; error: z.ZodError } {
+  const schema = definition.configSchema;
+  if (schema instanceof z.ZodObject) {
+    const strict = schema.strict().safeParse(section);
+    if (!strict.success) return strict;
+  }
+  return schema.safeParse(section);
 }
 
 function invalid(details: string[], file: string): AirError {

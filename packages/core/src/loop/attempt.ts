@@ -1,5 +1,9 @@
+import type { OrchestratorConfig } from "../config/schema.ts";
 import { AirError, errorMessage } from "../errors.ts";
+import type { EventBus } from "../events.ts";
 import type { Logger } from "../log.ts";
+import type { PendingWork } from "../pending.ts";
+import type { Environment, Policy } from "../plugin.ts";
 import { type Example, SCHEMA_VERSION, type Trajectory } from "../types.ts";
 import { applyRewards, type RewardEntry } from "./rewards.ts";
 import { type RolloutDeps, runRollout } from "./rollout.ts";
@@ -7,10 +11,42 @@ import { type RolloutDeps, runRollout } from "./rollout.ts";
 export interface AttemptDeps extends RolloutDeps {
   rewards: RewardEntry[];
   retries: number;
-  rewardTimeoutMs: number;
+  timeouts: RolloutDeps["timeouts"] & { reward_ms: number };
   log: Logger;
   /** Version reported in rollout:start. */
   policyVersion: () => number;
+}
+
+/**
+ * The one place rollout dependencies are built from a run's plugins and `[orchestrator]` (used by the training
+ * loop and by `eval`).
+ * @example const deps = attemptDeps(parts, { bus, log, signal, pending, orchestrator: config.root.orchestrator });
+ */
+export function attemptDeps(
+  parts: { env: Environment; policy: Policy; rewards: RewardEntry[]; names: { env: string; policy: string } },
+  run: {
+    bus: EventBus;
+    log: Logger;
+    signal: AbortSignal;
+    pending: PendingWork;
+    orchestrator: OrchestratorConfig;
+  },
+): AttemptDeps {
+  const o = run.orchestrator;
+  return {
+    env: parts.env,
+    policy: parts.policy,
+    rewards: parts.rewards,
+    names: parts.names,
+    bus: run.bus,
+    log: run.log,
+    signal: run.signal,
+    pending: run.pending,
+    maxTurns: o.max_turns,
+    timeouts: o.timeouts,
+    retries: o.rollout_retries,
+    policyVersion: () => parts.policy.version,
+  };
 }
 
 export interface AttemptInput {
@@ -44,7 +80,7 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
       const trajectory = await runRollout(deps, { rolloutId, example, groupId, step });
       trajectory.metrics.attempts = attempt + 1;
       trajectory.split = split;
-      await applyRewards(trajectory, deps.rewards, deps.pending, deps.rewardTimeoutMs).catch((error) => {
+      await applyRewards(trajectory, deps.rewards, deps.pending, deps.timeouts.reward_ms).catch((error) => {
         throw new AirError("HOOK_FAILED", errorMessage(error), {
           plugin: "reward",
           hook: "score",

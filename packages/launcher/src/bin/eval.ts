@@ -1,13 +1,12 @@
 #!/usr/bin/env bun
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { errorMessage, loadConfig, parseOverrides } from "@air/core";
-import { compareSummaries, type EvaluationReport, evalSection, runEvaluation } from "@air/eval";
-import { builtinRegistry } from "../builtins.ts";
-import { EXIT, reportConfigError } from "../cli.ts";
+import { errorMessage } from "@air/core";
+import { compareSummaries, type EvaluationReport, evaluateConfig } from "@air/eval";
+import { EXIT, reportConfigError, resolveConfig } from "../cli.ts";
 import { inferenceBaseUrl, inferenceChild } from "../commands.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "../gpus.ts";
-import { LAUNCHER_SECTIONS, launcherSections } from "../sections.ts";
+import type { RunConfig } from "../sections.ts";
 import { Supervisor } from "../supervisor.ts";
 
 const USAGE = `usage:
@@ -15,8 +14,8 @@ const USAGE = `usage:
   eval compare <a.json> <b.json> ... [--names a,b,...]  compare stored evaluations (MLGym best/last AUP)`;
 
 /** The GPU map as `rl` computes it (counts take visible GPUs in order). */
-function gpuMap(root: Record<string, unknown>): GpuMap {
-  const { deployment: d } = launcherSections(root);
+function gpuMap(config: RunConfig): GpuMap {
+  const d = config.root.deployment;
   const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
   const visible = counts
     ? (parseVisibleDevices(process.env.CUDA_VISIBLE_DEVICES) ?? queryGpus().map((g) => g.index))
@@ -26,17 +25,13 @@ function gpuMap(root: Record<string, unknown>): GpuMap {
 
 /** `eval <config>`: starts the config's inference server when it has one, evaluates, stops the server. */
 async function evaluate(file: string, overrides: string[]): Promise<number> {
-  let config: Awaited<ReturnType<typeof loadConfig>>;
+  let config: RunConfig;
   try {
-    config = await loadConfig(file, {
-      registry: builtinRegistry(),
-      overrides: parseOverrides(overrides),
-      extraSections: { ...LAUNCHER_SECTIONS, eval: evalSection },
-    });
+    config = await resolveConfig(file, overrides);
   } catch (error) {
     return reportConfigError(error);
   }
-  const { launcher } = launcherSections(config.root);
+  const { launcher } = config.root;
   const stop = new AbortController();
   const supervisor = new Supervisor({
     runDir: config.runDir,
@@ -50,16 +45,15 @@ async function evaluate(file: string, overrides: string[]): Promise<number> {
   process.once("SIGINT", () => stop.abort());
   process.once("SIGTERM", () => stop.abort());
   try {
-    const spec = await inferenceChild(config, gpuMap(config.root));
+    const gpus = gpuMap(config);
+    const spec = await inferenceChild(config, gpus);
     if (spec) {
       process.stderr.write(`[eval] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
       await supervisor.waitReady(supervisor.start(spec), stop.signal);
     }
-    process.env.AIR_INFERENCE_URL = inferenceBaseUrl(config);
-    await runEvaluation(file, overrides, {
-      registry: builtinRegistry(),
-      extraSections: LAUNCHER_SECTIONS,
+    await evaluateConfig(config, {
       signal: stop.signal,
+      context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
     });
     return stop.signal.aborted ? EXIT.failed : EXIT.ok;
   } catch (error) {
