@@ -1,59 +1,25 @@
 import { describe, expect, test } from "bun:test";
-import { type Group, SCHEMA_VERSION, type Trajectory, type Turn } from "@air/core";
+import type { Group, Trajectory } from "@air/core";
+import { makeGroup, makeTrajectory, makeTurn, seededRandom } from "@air/core/testing";
 import { expectTypeOf } from "expect-type";
 import { computeAdvantages } from "./compute.ts";
 import { centre, returnsToGo } from "./estimators.ts";
 import { GRPO_DEFAULTS, type GrpoConfig, grpoConfigSchema } from "./options.ts";
 import { grpoAdvantage } from "./plugin.ts";
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function trajectory(id: string, turnRewards: number[], total?: number): Trajectory {
-  const turns = turnRewards.map(
-    (reward, index): Turn => ({
-      index,
-      promptMessages: [],
-      completionText: "",
-      promptTokenIds: [1],
-      completionTokenIds: [2],
-      completionLogprobs: [-1],
-      finishReason: "stop",
-      action: { text: "" },
-      observation: "",
-      policyVersion: 0,
-      temperature: 1,
-      reward,
-      timing: { generateMs: 0, envMs: 0 },
-    }),
-  );
-  return {
-    schemaVersion: SCHEMA_VERSION,
+  return makeTrajectory({
     id,
-    exampleId: "e",
-    task: "t",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    turns,
-    stopReason: "done",
+    turns: turnRewards.map((reward, index) => makeTurn({ index, reward })),
     reward: total ?? turnRewards.reduce((a, b) => a + b, 0),
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-  };
+  });
 }
 
 function group(id: string, members: number[][]): Group {
-  return { id, exampleId: id, step: 0, trajectories: members.map((r, i) => trajectory(`${id}-${i}`, r)) };
+  return makeGroup(
+    id,
+    members.map((r, i) => trajectory(`${id}-${i}`, r)),
+  );
 }
 
 function randomGroups(random: () => number, equalLengths: boolean): Group[] {
@@ -119,7 +85,7 @@ describe("estimators", () => {
 
 describe("computeAdvantages", () => {
   test("property: trajectory advantages sum to 0 per group (grpo, dr_grpo, rloo, with and without std)", () => {
-    const random = rng(3);
+    const random = seededRandom(3);
     for (let k = 0; k < 200; k++) {
       const groups = randomGroups(random, false);
       for (const config of [
@@ -144,7 +110,7 @@ describe("computeAdvantages", () => {
   });
 
   test("property: return_to_go advantages sum to 0 per group at every turn (equal lengths)", () => {
-    const random = rng(5);
+    const random = seededRandom(5);
     for (let k = 0; k < 200; k++) {
       const groups = randomGroups(random, true);
       const discount = random() < 0.5 ? 1 : 0.9;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Trajectory } from "@air/core";
-import { fixtureToml, runToml } from "./loop-fixtures.ts";
+import { grpoToml, runGrpo } from "./config.ts";
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
@@ -10,7 +10,7 @@ function byId(trajectories: Trajectory[]): Map<string, Trajectory> {
 
 describe("delta + grpo + strategies through the loop", () => {
   test("branching: delta rewards follow rmse decreases; token advantages = reward − group mean", async () => {
-    const run = await runToml(fixtureToml({ mode: "mixed", steps: 2 }));
+    const run = await runGrpo(grpoToml({ mode: "mixed", steps: 2 }));
     expect(run.summary).toMatchObject({ status: "completed", stepsCompleted: 2 });
     expect(run.batches).toHaveLength(2);
     let checkedTurns = 0;
@@ -48,7 +48,7 @@ describe("delta + grpo + strategies through the loop", () => {
   });
 
   test("interleaved: one sample per rollout while prompts extend; dropped reasoning breaks the prefix", async () => {
-    const kept = await runToml(fixtureToml({ mode: "mixed", strategy: "interleaved", steps: 1 }));
+    const kept = await runGrpo(grpoToml({ mode: "mixed", strategy: "interleaved", steps: 1 }));
     const step = kept.steps[0]!;
     expect(step.trajectories.some((t) => t.turns.length > 1)).toBe(true);
     expect(step.metrics["strategy/prefix_breaks"]).toBe(0);
@@ -59,9 +59,7 @@ describe("delta + grpo + strategies through the loop", () => {
       expect(sample.tokenIds).toEqual([...last.promptTokenIds, ...last.completionTokenIds]);
     }
 
-    const broken = await runToml(
-      fixtureToml({ mode: "mixed", strategy: "interleaved", think: true, steps: 1 }),
-    );
+    const broken = await runGrpo(grpoToml({ mode: "mixed", strategy: "interleaved", think: true, steps: 1 }));
     const b = broken.steps[0]!;
     const expectedBreaks = b.trajectories.reduce((a, t) => a + Math.max(0, t.turns.length - 1), 0);
     expect(expectedBreaks).toBeGreaterThan(0);
@@ -70,8 +68,8 @@ describe("delta + grpo + strategies through the loop", () => {
   });
 
   test("return_to_go: turns after the last improvement get a different advantage than earlier ones", async () => {
-    const run = await runToml(
-      fixtureToml({ mode: "mixed", steps: 1, advantage: 'per_turn = "return_to_go"\nestimator = "rloo"' }),
+    const run = await runGrpo(
+      grpoToml({ mode: "mixed", steps: 1, advantage: 'per_turn = "return_to_go"\nestimator = "rloo"' }),
     );
     expect(run.summary.status).toBe("completed");
     const step = run.steps[0]!;
@@ -86,7 +84,7 @@ describe("delta + grpo + strategies through the loop", () => {
 
   test("a bad advantage option is a config error naming the TOML path", async () => {
     await expect(
-      runToml(fixtureToml({ mode: "never", advantage: 'estimator = "dr_grpo"\nstd_normalize = true' })),
+      runGrpo(grpoToml({ mode: "never", advantage: 'estimator = "dr_grpo"\nstd_normalize = true' })),
     ).rejects.toThrow(/advantage\.std_normalize: dr_grpo never divides by the std/);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { fixtureToml, runToml } from "./loop-fixtures.ts";
+import { grpoToml, runGrpo } from "./config.ts";
 
 describe('air-agent\'s "loss = 0": no rollout ever validates', () => {
   test("core flags zero variance, the log says the loss will be 0, the advantage diagnostics agree", async () => {
-    const run = await runToml(fixtureToml({ mode: "never" }));
+    const run = await runGrpo(grpoToml({ mode: "never" }));
     expect(run.summary).toMatchObject({ status: "completed", stepsCompleted: 2 });
     expect(run.steps).toHaveLength(2);
     for (const step of run.steps) {
@@ -27,7 +27,7 @@ describe('air-agent\'s "loss = 0": no rollout ever validates', () => {
   });
 
   test("with filter_zero_advantages every sample is dropped and counted", async () => {
-    const run = await runToml(fixtureToml({ mode: "never", filterZero: true, steps: 1 }));
+    const run = await runGrpo(grpoToml({ mode: "never", filterZero: true, steps: 1 }));
     expect(run.summary.status).toBe("completed");
     const metrics = run.steps[0]!.metrics;
     expect(metrics["batch/zero_advantage_dropped_frac"]).toBe(1);
@@ -36,7 +36,7 @@ describe('air-agent\'s "loss = 0": no rollout ever validates', () => {
   });
 
   test("control: when rollouts validate, rewards differ and the diagnostics do not flag every group", async () => {
-    const run = await runToml(fixtureToml({ mode: "mixed" }));
+    const run = await runGrpo(grpoToml({ mode: "mixed" }));
     expect(run.summary.status).toBe("completed");
     for (const step of run.steps) {
       expect(step.metrics["group/zero_variance_frac"]).toBeLessThan(1);
