@@ -61,7 +61,7 @@ describe("sqlite logger over a real run", () => {
     const score = validate.scores?.Score ?? Number.NaN;
     expect(score).toBeGreaterThan(0.3);
     expect(validate.reward).toBeCloseTo(score - 0.5, 6);
-    expect(validate.rewardBreakdown?.["mem-reward"]).toBeCloseTo(validate.reward ?? Number.NaN, 6);
+    expect(validate.rewardBreakdown?.["score-gain"]).toBeCloseTo(validate.reward ?? Number.NaN, 6);
     expect(validate.completionTokens).toBe(6);
     expect(validate.logprobMean).toBeCloseTo(-0.5, 6);
     expect(t.turns[3]!.prompt).toHaveLength(2 + 3 * 2);

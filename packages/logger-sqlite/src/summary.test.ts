@@ -1,44 +1,26 @@
 import { describe, expect, test } from "bun:test";
 import type { Message, Trajectory, Turn } from "@air/core";
+import { makeTrajectory, makeTurn } from "@air/core/testing";
 import { promptBase, rebuildPrompts, summarizeTrajectory } from "./summary.ts";
 
 const msg = (role: Message["role"], content: string): Message => ({ role, content });
 
 function turn(index: number, scores?: Record<string, number>): Turn {
-  return {
+  return makeTurn({
     index,
-    promptMessages: [],
-    completionText: "",
     promptTokenIds: [],
     completionTokenIds: [],
-    completionLogprobs: [],
-    finishReason: "stop",
-    action: { text: "" },
-    observation: "",
-    policyVersion: 0,
-    temperature: 1,
     scores,
     stepKind: scores ? "validate" : undefined,
-    timing: { generateMs: 0, envMs: 0 },
-  };
+  });
 }
 
 function trajectory(turns: Turn[], direction: "maximize" | "minimize"): Trajectory {
-  return {
-    schemaVersion: 1,
+  return makeTrajectory({
     id: "r",
-    exampleId: "e",
-    task: "t",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
     turns,
-    stopReason: "done",
     score: { priorityMetric: "rmse", directions: { rmse: direction }, baseline: { rmse: 10 } },
-    metrics: {},
-    timing: { startMs: 0, endMs: 1 },
-  };
+  });
 }
 
 describe("summarizeTrajectory", () => {

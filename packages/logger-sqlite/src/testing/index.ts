@@ -1,3 +1,2 @@
 export { KILL_CHILD, runAndKill } from "./kill.ts";
-export * from "./plugins.ts";
-export { type FixtureRunOptions, fixtureRegistry, runFixture } from "./run.ts";
+export { type FixtureRunOptions, fixtureRegistry, runFixture, XSS_PAYLOAD } from "./run.ts";

@@ -1,18 +1,13 @@
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, PluginRegistry, type RunSummary, startRun } from "@air/core";
+import type { PluginRegistry, RunSummary } from "@air/core";
+import { runToml, testRegistry } from "@air/core/testing";
 import sqliteLogger from "../plugin.ts";
-import {
-  memoryAdvantage,
-  memoryEnv,
-  memoryPolicy,
-  memoryReward,
-  memoryStrategy,
-  memoryTrainer,
-} from "./plugins.ts";
+
+/** Text the fixture puts into prompts, completions and observations, to prove the dashboard escapes it. */
+export const XSS_PAYLOAD = `<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">`;
 
 export interface FixtureRunOptions {
-  /** Directory for the TOML file and `outputs/`. */
+  /** Directory for the TOML file and `outputs/` (kept after the run). */
   dir: string;
   name?: string;
   maxSteps?: number;
@@ -27,28 +22,25 @@ export interface FixtureRunOptions {
   registry?: PluginRegistry;
 }
 
-/** A registry with the in-memory plugins and the sqlite logger. */
+/**
+ * The kit's in-memory plugins (`@air/core/testing`) and the sqlite logger.
+ * @example const registry = fixtureRegistry().register(jsonlLogger);
+ */
 export function fixtureRegistry(): PluginRegistry {
-  const registry = new PluginRegistry();
-  for (const p of [memoryEnv, memoryPolicy, memoryReward, memoryAdvantage, memoryStrategy, memoryTrainer])
-    registry.register(p);
-  return registry.register(sqliteLogger);
+  return testRegistry().register(sqliteLogger);
 }
 
 /**
- * Runs the real loop (core's startRun) with in-memory plugins and the sqlite logger.
+ * Runs the real loop with the kit's `research` env and `researcher` policy (markup in their text) and the sqlite
+ * logger, so the store holds a small run with rising rewards, a parse error, sandboxes and a trainer process.
  * @example const { dbPath } = await runFixture({ dir: mkdtempSync("/tmp/air-") });
  */
 export async function runFixture(
   options: FixtureRunOptions,
 ): Promise<{ summary: RunSummary; runDir: string; dbPath: string }> {
-  mkdirSync(options.dir, { recursive: true });
-  const name = options.name ?? "fixture";
-  const file = join(options.dir, "run.toml");
-  writeFileSync(
-    file,
-    `[run]
-name = "${name}"
+  const payload = JSON.stringify(XSS_PAYLOAD);
+  const toml = `[run]
+name = "${options.name ?? "fixture"}"
 max_steps = ${options.maxSteps ?? 3}
 log_level = "error"
 
@@ -60,31 +52,35 @@ max_off_policy_steps = 1
 eval_every = ${options.evalEvery ?? 0}
 
 [env]
-plugin = "mem-env"
+plugin = "research"
 step_delay_ms = ${options.envStepDelayMs ?? 0}
+payload = ${payload}
 
 [policy]
-plugin = "mem-policy"
+plugin = "researcher"
+payload = ${payload}
 
 [trainer]
-plugin = "mem-trainer"
+plugin = "memory"
 train_ms = ${options.trainMs ?? 0}
 
 [advantage]
-plugin = "mem-advantage"
+plugin = "mean"
 
 [strategy]
-plugin = "mem-strategy"
+plugin = "per-turn"
 
 [reward]
-plugin = "mem-reward"
+plugin = "score-gain"
 
 [[logger]]
 plugin = "sqlite"
 flush_ms = 20
-${options.extraToml ?? ""}`,
-  );
-  const config = await loadConfig(file, { registry: options.registry ?? fixtureRegistry() });
-  const summary = await startRun(config, { signal: options.signal, sink: () => {} });
-  return { summary, runDir: config.runDir, dbPath: join(config.runDir, "air.db") };
+${options.extraToml ?? ""}`;
+  const run = await runToml(toml, {
+    dir: options.dir,
+    registry: options.registry ?? fixtureRegistry(),
+    signal: options.signal,
+  });
+  return { summary: run.summary, runDir: run.runDir, dbPath: join(run.runDir, "air.db") };
 }
