@@ -1,3 +1,4 @@
+import { seededRandom } from "@air/core";
 /** Median, min, max and count of a list of repeated measurements. */
 export interface Spread {
   median: number;
@@ -60,17 +61,5 @@ export function fmtSpread(s: Spread, digits = 3): string {
   return `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
 }
 
-/**
- * A seeded PRNG (mulberry32) returning floats in [0, 1): simulated latencies repeat across runs.
- * @example const rand = seededRandom(7); rand() // 0.… the same every time
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The repo's one seeded RNG (mulberry32), from `@air/core`. */
+export { seededRandom };

@@ -1,11 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import {
-  createLogger,
-  type PluginContext,
-  type RewardFunction,
-  SCHEMA_VERSION,
-  type Trajectory,
-} from "@air/core";
+import { createLogger, type PluginContext, type RewardFunction, type Trajectory } from "@air/core";
+import { makeTrajectory, makeTurn } from "@air/core/testing";
 import { exactMatchReward, formatReward, mcLetterReward, numericReward } from "./rewards.ts";
 
 const ctx: PluginContext = {
@@ -20,34 +15,19 @@ const ctx: PluginContext = {
 };
 
 function trajectory(texts: string[], answer: string, finalIndex = texts.length - 1): Trajectory {
-  return {
-    schemaVersion: SCHEMA_VERSION,
+  return makeTrajectory({
     id: "r",
-    exampleId: "e",
-    task: "t",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    stopReason: "done",
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-    turns: texts.map((text, index) => ({
-      index,
-      promptMessages: [],
-      completionText: text,
-      promptTokenIds: [],
-      completionTokenIds: [],
-      completionLogprobs: [],
-      finishReason: "stop",
-      action: { text },
-      observation: "",
-      policyVersion: 0,
-      temperature: 1,
-      info: { answer, final: index === finalIndex },
-      timing: { generateMs: 0, envMs: 0 },
-    })),
-  };
+    turns: texts.map((text, index) =>
+      makeTurn({
+        index,
+        completionText: text,
+        promptTokenIds: [],
+        completionTokenIds: [],
+        action: { text },
+        info: { answer, final: index === finalIndex },
+      }),
+    ),
+  });
 }
 
 async function make(

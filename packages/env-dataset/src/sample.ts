@@ -1,17 +1,7 @@
-/**
- * A seeded pseudo-random generator (mulberry32): the same seed gives the same sequence on every machine.
- * @example const rand = seededRandom(7); rand(); // 0 <= x < 1
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "@air/core";
+
+/** The repo's one seeded RNG (mulberry32), from `@air/core`. */
+export { seededRandom };
 
 /**
  * A Fisher–Yates shuffled copy of `items`, deterministic for a seed.

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { SCHEMA_VERSION, type ScoreSpec, type Trajectory, type Turn } from "@air/core";
+import type { ScoreSpec, Trajectory, Turn } from "@air/core";
+import { makeTrajectory, makeTurn, seededRandom } from "@air/core/testing";
 import { expectTypeOf } from "expect-type";
 import { deltaRewards } from "./delta.ts";
 import { DELTA_DEFAULTS, type DeltaConfig, deltaConfigSchema } from "./options.ts";
@@ -8,20 +9,7 @@ import { deltaReward } from "./plugin.ts";
 type TurnSpec = number | null | "error" | Record<string, number>;
 
 function turn(index: number, spec: TurnSpec): Turn {
-  const base: Turn = {
-    index,
-    promptMessages: [],
-    completionText: "",
-    promptTokenIds: [1],
-    completionTokenIds: [2],
-    completionLogprobs: [-0.1],
-    finishReason: "stop",
-    action: { text: "" },
-    observation: "",
-    policyVersion: 0,
-    temperature: 1,
-    timing: { generateMs: 0, envMs: 0 },
-  };
+  const base = makeTurn({ index, completionLogprobs: [-0.1] });
   if (spec === null) return base;
   if (spec === "error") return { ...base, stepKind: "validate", evaluationError: "no submission.csv" };
   const scores = typeof spec === "number" ? { m: spec } : spec;
@@ -29,21 +17,7 @@ function turn(index: number, spec: TurnSpec): Turn {
 }
 
 function trajectory(turns: TurnSpec[], score?: ScoreSpec): Trajectory {
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    id: "t",
-    exampleId: "e",
-    task: "task",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    turns: turns.map((s, i) => turn(i, s)),
-    stopReason: "done",
-    score,
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-  };
+  return makeTrajectory({ task: "task", turns: turns.map((s, i) => turn(i, s)), score });
 }
 
 const maxSpec = (baseline?: number): ScoreSpec => ({
@@ -57,17 +31,6 @@ const minSpec = (baseline?: number): ScoreSpec => ({
   baseline: baseline === undefined ? undefined : { m: baseline },
 });
 const cfg = (over: Partial<DeltaConfig> = {}): DeltaConfig => ({ ...DELTA_DEFAULTS, ...over });
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("deltaRewards", () => {
   test("defaults parse from an empty section", () => {
@@ -93,7 +56,7 @@ describe("deltaRewards", () => {
   });
 
   test("property: a minimize metric rewards every decrease and punishes every increase", () => {
-    const random = rng(7);
+    const random = seededRandom(7);
     for (let k = 0; k < 200; k++) {
       const baseline = random() * 100;
       const scores = Array.from({ length: 1 + Math.floor(random() * 6) }, () => random() * 100);
@@ -107,7 +70,7 @@ describe("deltaRewards", () => {
   });
 
   test("property: with relative_to=previous the total telescopes to sign × (final − baseline)", () => {
-    const random = rng(11);
+    const random = seededRandom(11);
     for (let k = 0; k < 300; k++) {
       const minimize = random() < 0.5;
       const baseline = random() * 10 - 5;

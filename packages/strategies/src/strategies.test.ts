@@ -1,20 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { type Sample, SCHEMA_VERSION, type Trajectory, type Turn } from "@air/core";
+import type { Sample, Trajectory } from "@air/core";
+import { makeTrajectory, makeTurn, seededRandom } from "@air/core/testing";
 import { expectTypeOf } from "expect-type";
 import { branching, branchingSamples } from "./branching.ts";
 import { interleaved, interleavedSamples } from "./interleaved.ts";
 import { STRATEGY_DEFAULTS, type StrategyConfig } from "./options.ts";
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface TurnShape {
   prompt: number[];
@@ -25,36 +15,17 @@ interface TurnShape {
 }
 
 function trajectory(shapes: TurnShape[]): Trajectory {
-  const turns = shapes.map(
-    (s, index): Turn => ({
+  const turns = shapes.map((s, index) =>
+    makeTurn({
       index,
-      promptMessages: [],
-      completionText: "",
       promptTokenIds: s.prompt,
       completionTokenIds: s.completion,
       completionLogprobs: s.logprobs ?? s.completion.map((t) => -t / 1000),
-      finishReason: "stop",
-      action: { text: "" },
-      observation: "",
       policyVersion: s.version ?? 0,
       temperature: s.temperature ?? 1,
-      timing: { generateMs: 0, envMs: 0 },
     }),
   );
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    id: "traj",
-    exampleId: "e",
-    task: "t",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    turns,
-    stopReason: "done",
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-  };
+  return makeTrajectory({ id: "traj", turns });
 }
 
 /** A multi-turn conversation whose prompts extend the previous prompt + completion, except at `breaks`. */
@@ -103,7 +74,7 @@ function checkAlignment(sample: Sample, t: Trajectory): void {
 
 describe("branching", () => {
   test("property: one sample per turn, prompt + completion, loss on the completion only", () => {
-    const random = rng(1);
+    const random = seededRandom(1);
     for (let k = 0; k < 300; k++) {
       const t = trajectory(conversation(random, 0.3).shapes);
       const { samples, metrics } = branchingSamples(t, cfg());
@@ -140,7 +111,7 @@ describe("branching", () => {
 
 describe("interleaved", () => {
   test("property: without prefix breaks, one sequence = last prompt + last completion", () => {
-    const random = rng(2);
+    const random = seededRandom(2);
     for (let k = 0; k < 300; k++) {
       const t = trajectory(conversation(random, 0).shapes);
       const { samples, metrics } = interleavedSamples(t, cfg());
@@ -157,7 +128,7 @@ describe("interleaved", () => {
   });
 
   test("property: a prefix break starts a new sample and is counted; every completion is trained once", () => {
-    const random = rng(4);
+    const random = seededRandom(4);
     let sawBreak = false;
     for (let k = 0; k < 300; k++) {
       const { shapes, breaks } = conversation(random, 0.4);
@@ -188,7 +159,7 @@ describe("interleaved", () => {
 
 describe("seq_len", () => {
   test("property: truncate cuts the tail, drop drops the sample; both are counted", () => {
-    const random = rng(9);
+    const random = seededRandom(9);
     for (let k = 0; k < 200; k++) {
       const t = trajectory(conversation(random, 0.2).shapes);
       const seqLen = 5 + Math.floor(random() * 60);

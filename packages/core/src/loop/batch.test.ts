@@ -1,41 +1,22 @@
 import { describe, expect, test } from "bun:test";
-import { SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
+import { makeTrajectory, makeTurn } from "../testing/builders.ts";
+import type { Trajectory, Turn } from "../types.ts";
 import { buildBatch } from "./batch.ts";
 
 function turn(index: number, extra: Partial<Turn> = {}): Turn {
-  return {
+  return makeTurn({
     index,
-    promptMessages: [],
     completionText: "x",
     promptTokenIds: [1, 2],
     completionTokenIds: [3],
     completionLogprobs: [-0.5],
-    finishReason: "stop",
     action: { text: "x" },
-    observation: "",
-    policyVersion: 0,
-    temperature: 1,
-    timing: { generateMs: 0, envMs: 0 },
     ...extra,
-  };
+  });
 }
 
 function trajectory(id: string, group: string, reward: number, turns: Turn[]): Trajectory {
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    id,
-    exampleId: group,
-    task: "t",
-    groupId: `0:${group}`,
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    turns,
-    stopReason: "done",
-    reward,
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-  };
+  return makeTrajectory({ id, exampleId: group, groupId: `0:${group}`, reward, turns });
 }
 
 const advantage = {

@@ -1,19 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { Action } from "@air/core";
+import { seededRandom } from "@air/core/testing";
 import { parseAction } from "./action.ts";
 import { stripThink } from "./think.ts";
-
-/** mulberry32: a seeded generator so a failing case can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TOKENS = [
   "```",
@@ -197,17 +186,17 @@ describe("parseAction fuzz", () => {
   const SEED = 20_261_121;
 
   test("6,000 random strings of adversarial tokens", () => {
-    const next = rng(SEED);
+    const next = seededRandom(SEED);
     for (let i = 0; i < 6000; i++) check(randomReply(next), SEED, i);
   });
 
   test("4,000 mutated well-formed replies", () => {
-    const next = rng(SEED + 1);
+    const next = seededRandom(SEED + 1);
     for (let i = 0; i < 4000; i++) check(mutate(next), SEED + 1, i);
   });
 
   test("2,000 generated replies round-trip to their command", () => {
-    const next = rng(SEED + 2);
+    const next = seededRandom(SEED + 2);
     for (let i = 0; i < 2000; i++) {
       const command = wellFormedCommand(next);
       const prose = Array.from(
