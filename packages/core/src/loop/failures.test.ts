@@ -1,23 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { SCHEMA_VERSION, type Trajectory } from "../types.ts";
+import { makeTrajectory } from "../testing/builders.ts";
+import type { Trajectory } from "../types.ts";
 import { FailureWatch } from "./failures.ts";
 
 function trajectory(id: number, error?: string): Trajectory {
-  return {
-    schemaVersion: SCHEMA_VERSION,
+  return makeTrajectory({
     id: `t${id}`,
-    exampleId: "e",
     task: "task",
-    groupId: "0:e",
-    step: 0,
-    policyVersions: [0],
-    initialMessages: [],
-    turns: [],
     stopReason: error === undefined ? "done" : "failed",
     ...(error === undefined ? {} : { error }),
-    metrics: {},
-    timing: { startMs: 0, endMs: 0 },
-  };
+  });
 }
 
 const lacks = (n: number) => trajectory(n, `the server's answer lacks training data (rollout ${n})`);
