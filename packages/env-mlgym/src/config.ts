@@ -20,7 +20,7 @@ export const mlgymConfigSchema = z
     runtime: z
       .enum(["docker", "local"])
       .default("docker")
-      .describe("docker containers, or local directories (no isolation)"),
+      .describe("docker containers, or local bubblewrap sandboxes (`local.isolation`)"),
     max_steps: z
       .number()
       .int()
@@ -82,6 +82,18 @@ export const mlgymConfigSchema = z
       .object({
         root: z.string().optional().describe("sandbox directory (default: <run dir>/sandboxes)"),
         python: z.string().default("/usr/bin/python3").describe("interpreter behind the agent's python"),
+        isolation: z
+          .enum(["bwrap", "none"])
+          .default("bwrap")
+          .describe(
+            'bwrap: each sandbox is a bubblewrap namespace (needs bwrap and user namespaces); "none": plain directories, the agent can read and forge evaluations',
+          ),
+        max_processes: z.number().int().positive().default(1024).describe("processes (and threads) per sandbox"),
+        memory_mb: z.number().int().positive().default(8192).describe("data-segment limit per process (MiB)"),
+        stage_next: z
+          .boolean()
+          .default(true)
+          .describe("prepare the next sandbox of a task while the current rollout runs (near-free reset)"),
       })
       .prefault({}),
   })
