@@ -8,6 +8,8 @@ export { KNOWN_TASK_DIRECTIONS, KNOWN_TASK_SECRET_FILES, metricDirection } from 
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
 export { containerLabels, DockerRuntime, removeContainersByLabel } from "./runtime/docker.ts";
 export { LocalRuntime } from "./runtime/local.ts";
+export { UnsandboxedRuntime } from "./runtime/local-none.ts";
+export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
 export type { ExecResult, Runtime, Sandbox, TaskFiles } from "./runtime/types.ts";
 export { MlgymSession, type SessionSnapshot } from "./session.ts";
 export { loadTask, TASK_ENTRYPOINTS, type Task } from "./task.ts";

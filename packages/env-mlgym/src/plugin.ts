@@ -6,6 +6,7 @@ import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { DockerRuntime } from "./runtime/docker.ts";
 import { LocalRuntime } from "./runtime/local.ts";
+import { UnsandboxedRuntime } from "./runtime/local-none.ts";
 import type { Runtime, TaskFiles } from "./runtime/types.ts";
 import { MlgymSession, type SessionSnapshot } from "./session.ts";
 import { loadTask, type Task } from "./task.ts";
@@ -26,9 +27,20 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
   const onState = (state: { id: string; rolloutId?: string; state: string; command?: string }) =>
     ctx.emit("sandbox:state", state);
   if (config.runtime === "local") {
+    const root = resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "sandboxes"));
+    const l = config.local;
+    if (l.isolation === "none") {
+      ctx.log.warn(
+        'mlgym: local.isolation = "none": the agent runs as you, unsandboxed, and can read and forge evaluations',
+      );
+      return new UnsandboxedRuntime({ root, python: l.python, onState });
+    }
     return new LocalRuntime({
-      root: resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "sandboxes")),
-      python: config.local.python,
+      root,
+      python: l.python,
+      maxProcesses: l.max_processes,
+      memoryMb: l.memory_mb,
+      stageNext: l.stage_next,
       onState,
     });
   }
@@ -78,6 +90,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
     );
   }
   const runtime = makeRuntime(config, ctx);
+  if (runtime instanceof LocalRuntime) await runtime.check();
   const python = config.runtime === "docker" ? config.docker.python : "python";
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
 

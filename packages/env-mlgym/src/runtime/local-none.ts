@@ -15,7 +15,7 @@ import type {
   TaskFiles,
 } from "./types.ts";
 
-export interface LocalRuntimeOptions {
+export interface UnsandboxedRuntimeOptions {
   /** Directory holding one sub-directory per sandbox and the evaluation directories (outside every sandbox). */
   root: string;
   /** Interpreter the agent's `python`/`python3` and the evaluation run. */
@@ -24,18 +24,19 @@ export interface LocalRuntimeOptions {
 }
 
 /**
- * Sandboxes as directories on this machine with a persistent bash each. NOT a security boundary: the agent's
+ * `local.isolation = "none"`: sandboxes as plain directories on this machine with a persistent bash each
+ * (for machines where bwrap cannot run). NOT a security boundary: the agent's
  * commands run as the current user and can read anything that user can. Use docker for untrusted policies.
  * @example
- * const runtime = new LocalRuntime({ root: "/tmp/air-sandboxes", python: "/usr/bin/python3" });
+ * const runtime = new UnsandboxedRuntime({ root: "/tmp/air-sandboxes", python: "/usr/bin/python3" });
  * const sandbox = await runtime.acquire(files, { rolloutId: "r1" });
  * await sandbox.exec("ls", 10_000);
  */
-export class LocalRuntime implements Runtime {
+export class UnsandboxedRuntime implements Runtime {
   readonly kind = "local" as const;
-  private readonly live = new Set<LocalSandbox>();
+  private readonly live = new Set<PlainSandbox>();
 
-  constructor(private readonly options: LocalRuntimeOptions) {}
+  constructor(private readonly options: UnsandboxedRuntimeOptions) {}
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     const id = `local-${options.rolloutId.replace(/[^A-Za-z0-9_.-]/g, "_")}-${randomBytes(3).toString("hex")}`;
@@ -56,7 +57,7 @@ export class LocalRuntime implements Runtime {
       await cp(join(files.dir, "workspace"), workspace, { recursive: true });
       for (const path of files.readOnly) await makeReadOnly(join(workspace, path));
     }
-    const sandbox = new LocalSandbox(id, dir, workspace, bin, files, this.options);
+    const sandbox = new PlainSandbox(id, dir, workspace, bin, files, this.options);
     await sandbox.startShell(workspace);
     this.live.add(sandbox);
     this.options.onState?.({ id, rolloutId: options.rolloutId, state: "ready" });
@@ -64,7 +65,7 @@ export class LocalRuntime implements Runtime {
   }
 
   async release(sandbox: Sandbox): Promise<void> {
-    const local = sandbox as LocalSandbox;
+    const local = sandbox as PlainSandbox;
     this.live.delete(local);
     await local.destroy();
     this.options.onState?.({ id: local.id, state: "removed" });
@@ -84,7 +85,7 @@ async function makeReadOnly(path: string): Promise<void> {
   } else await chmod(path, 0o444);
 }
 
-class LocalSandbox implements Sandbox {
+class PlainSandbox implements Sandbox {
   private shell: SentinelShell | undefined;
   private child: ChildProcess | undefined;
   private cwd: string;
@@ -96,7 +97,7 @@ class LocalSandbox implements Sandbox {
     readonly workspace: string,
     private readonly bin: string,
     private readonly files: TaskFiles,
-    private readonly options: LocalRuntimeOptions,
+    private readonly options: UnsandboxedRuntimeOptions,
   ) {
     this.cwd = workspace;
   }

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { rm } from "node:fs/promises";
+import type { Writable } from "node:stream";
 
 /** Output of a finished child process. */
 export interface ProcessOutput {
@@ -14,7 +16,14 @@ export interface ProcessOutput {
  */
 export function runProcess(
   argv: string[],
-  options: { cwd: string; timeoutMs: number; env?: Record<string, string>; input?: Uint8Array },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    env?: Record<string, string>;
+    input?: Uint8Array;
+    /** Written to a fourth pipe (fd 3 of the child), e.g. bwrap's `--args 3`. */
+    fd3?: Uint8Array;
+  },
 ): Promise<ProcessOutput & { stdoutBytes: Uint8Array }> {
   return new Promise((resolve, reject) => {
     const [cmd, ...args] = argv;
@@ -23,8 +32,9 @@ export function runProcess(
       cwd: options.cwd,
       env: options.env ?? (process.env as Record<string, string>),
       detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: options.fd3 ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
     });
+    if (options.fd3) writeFd3(child, options.fd3);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
@@ -61,4 +71,35 @@ export function killGroup(child: ChildProcess): void {
   } catch {
     child.kill("SIGKILL");
   }
+}
+
+/**
+ * `chown -R uid:uid path` (never follows symlinks).
+ * @example await chownTree("/srv/ws", 200001);
+ */
+export async function chownTree(path: string, uid: number): Promise<void> {
+  const out = await runProcess(["chown", "-R", "-P", `${uid}:${uid}`, path], {
+    cwd: "/",
+    timeoutMs: 120_000,
+  });
+  if (out.exitCode !== 0) throw new Error(`chown ${path} failed: ${out.stderr}`);
+}
+
+/**
+ * Removes a directory tree even where files were made read-only.
+ * @example await removeTree("/tmp/air-sandboxes/local-1-abc");
+ */
+export async function removeTree(dir: string): Promise<void> {
+  await runProcess(["chmod", "-R", "u+w", dir], { cwd: "/", timeoutMs: 60_000 }).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Writes `data` to the child's fd 3 (spawned with a fourth "pipe") and closes it.
+ * @example writeFd3(child, new TextEncoder().encode("--unshare-pid\0"));
+ */
+export function writeFd3(child: ChildProcess, data: Uint8Array): void {
+  const pipe = child.stdio[3] as Writable | null | undefined;
+  pipe?.on("error", () => {});
+  pipe?.end(Buffer.from(data));
 }

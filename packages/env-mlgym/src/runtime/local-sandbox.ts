@@ -1,0 +1,227 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { join } from "node:path";
+import { type BwrapSpec, bwrapInvocation, SANDBOX_WORKSPACE, sandboxEnv } from "./bwrap.ts";
+import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
+import { ACI_GUARDS, SentinelShell, SHELL_RESTARTED } from "./shell.ts";
+import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
+
+/** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
+export interface SandboxHost {
+  id: string;
+  /** Host directory of this sandbox (workspace, passwd files); never mounted whole. */
+  dir: string;
+  /** Host directory mounted at /home/agent/workspace. */
+  workspace: string;
+  /** Host uid of the agent's processes (root mode) or air's own uid. */
+  uid: number;
+  identity: BwrapSpec["identity"];
+  evalIdentity: BwrapSpec["identity"];
+  passwd: string;
+  evalPasswd: string;
+  /** Host directory for evaluation copies (0700, outside every sandbox). */
+  evaluations: string;
+  python: string;
+  roPaths: string[];
+  maxProcesses: number;
+  memoryMb: number;
+  asRoot: boolean;
+  onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
+}
+
+/** Where the agent's workspace is mounted (read-only) while it is copied for an evaluation or a snapshot. */
+const SOURCE = "/air/source";
+
+/** One bwrap sandbox with the agent's persistent shell; evaluations run in separate bwraps. */
+export class LocalSandbox implements Sandbox {
+  readonly workspace = SANDBOX_WORKSPACE;
+  readonly id: string;
+  private shell: SentinelShell | undefined;
+  private child: ChildProcess | undefined;
+  private cwd = SANDBOX_WORKSPACE;
+  private evaluations = 0;
+
+  constructor(
+    private readonly host: SandboxHost,
+    private readonly files: TaskFiles,
+  ) {
+    this.id = host.id;
+  }
+
+  get uid(): number {
+    return this.host.uid;
+  }
+
+  private spec(command: string[], extra: Partial<BwrapSpec> = {}): BwrapSpec {
+    const h = this.host;
+    return {
+      workspace: h.workspace,
+      readOnly: this.files.readOnly,
+      roPaths: h.roPaths,
+      passwd: h.passwd,
+      python: h.python,
+      identity: h.identity,
+      maxProcesses: h.maxProcesses,
+      memoryMb: h.memoryMb,
+      command,
+      ...extra,
+    };
+  }
+
+  /** Runs a one-off command in its own bwrap (killed with everything it started past `timeoutMs`). */
+  private sandboxed(spec: BwrapSpec, timeoutMs: number, input?: Uint8Array) {
+    const { argv, fd3 } = bwrapInvocation(spec);
+    return runProcess(argv, { cwd: "/", timeoutMs, env: sandboxEnv(), fd3, input });
+  }
+
+  /** Starts the agent's bash in a new bwrap, in `cwd` when it still exists (else the workspace). */
+  async startShell(cwd = this.cwd): Promise<void> {
+    const hostPath = cwd.startsWith(SANDBOX_WORKSPACE)
+      ? join(this.host.workspace, cwd.slice(SANDBOX_WORKSPACE.length))
+      : undefined;
+    const start = hostPath && existsSync(hostPath) ? cwd : SANDBOX_WORKSPACE;
+    const { argv, fd3 } = bwrapInvocation(this.spec(["bash", "--noprofile", "--norc"], { cwd: start }));
+    const [bwrap, ...args] = argv;
+    const child = spawn(bwrap as string, args, {
+      cwd: "/",
+      env: sandboxEnv(),
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe", "pipe"],
+    });
+    writeFd3(child, fd3);
+    const shell = new SentinelShell((text) => child.stdin?.write(text));
+    child.stdout?.on("data", (chunk: Buffer) => shell.feed(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => shell.feed(chunk));
+    child.stdin?.on("error", () => {});
+    child.on("error", (error) => shell.fail(error));
+    child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
+    child.stdin?.write(`${SentinelShell.PRELUDE}${ACI_GUARDS}\n`);
+    this.child = child;
+    this.shell = shell;
+    this.cwd = start;
+    await shell.run("true");
+  }
+
+  async exec(command: string, timeoutMs: number): Promise<ExecResult> {
+    if (!this.shell) await this.startShell();
+    const shell = this.shell as SentinelShell;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    try {
+      this.host.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
+      const result = await Promise.race([
+        shell.run(command).catch((error: Error) => ({ ended: error })),
+        timeout,
+      ]);
+      if (typeof result === "object" && "ended" in result) {
+        this.kill();
+        await this.startShell();
+        return { output: `${SHELL_RESTARTED} ${this.cwd}.`, exitCode: 1, cwd: this.cwd, timedOut: false };
+      }
+      if (result === "timeout") {
+        // Killing bwrap ends its PID namespace: every process the command started dies with it.
+        this.kill();
+        await this.startShell();
+        return { output: "", exitCode: 137, cwd: this.cwd, timedOut: true };
+      }
+      this.cwd = result.cwd || this.cwd;
+      return { ...result, timedOut: false };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Evaluates in a separate bwrap: the workspace is copied (as the agent, in a sandbox that sees only the
+   * workspace and the copy) to a fresh directory, symlinks and special files are dropped, pristine copies
+   * of the evaluation files are laid over it, and the evaluation runs there, mounted at
+   * /home/agent/workspace, as a uid the agent is not (when air runs as root). Nothing of it is visible
+   * from the agent's sandbox, before, during or after.
+   */
+  async evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
+    const h = this.host;
+    const dir = await mkdtemp(join(h.evaluations, `${this.id}-${this.evaluations++}-`));
+    const copy = join(dir, "workspace");
+    try {
+      await mkdir(copy, { mode: 0o700 });
+      if (h.asRoot) await chownTree(copy, h.uid);
+      await this.sandboxed(
+        this.spec(["cp", "-a", `${SOURCE}/.`, `${SANDBOX_WORKSPACE}/`], {
+          workspace: copy,
+          readOnly: [],
+          binds: [{ src: h.workspace, dest: SOURCE, readOnly: true }],
+          cwd: "/",
+        }),
+        request.timeoutMs,
+      );
+      const clean = await runProcess(
+        ["find", "-P", copy, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-delete"],
+        {
+          cwd: "/",
+          timeoutMs: 60_000,
+        },
+      );
+      if (clean.exitCode !== 0) throw new Error(`cleaning the evaluation copy failed: ${clean.stderr}`);
+      if (h.asRoot && h.evalIdentity.kind === "setpriv") await chownTree(copy, h.evalIdentity.uid);
+      const pristine = await runProcess(
+        ["cp", "-a", "--reflink=auto", `${join(this.files.dir, "evaluation")}/.`, `${copy}/`],
+        { cwd: "/", timeoutMs: 60_000 },
+      );
+      if (pristine.exitCode !== 0)
+        throw new Error(`laying out the evaluation files failed: ${pristine.stderr}`);
+      this.host.onState?.({ id: this.id, state: "evaluate", command: request.command.slice(0, 200) });
+      const out = await this.sandboxed(
+        this.spec(["bash", "-c", request.command], {
+          workspace: copy,
+          readOnly: [],
+          identity: h.evalIdentity,
+          passwd: h.evalPasswd,
+        }),
+        request.timeoutMs,
+      );
+      return { stdout: out.stdout, stderr: out.stderr, exitCode: out.exitCode, timedOut: out.timedOut };
+    } finally {
+      await removeTree(dir);
+    }
+  }
+
+  /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */
+  async snapshot(): Promise<Uint8Array> {
+    const out = await this.sandboxed(
+      this.spec(["tar", "-cf", "-", "-C", SANDBOX_WORKSPACE, "."], { readOnly: [], cwd: "/" }),
+      120_000,
+    );
+    if (out.exitCode !== 0) throw new Error(`snapshot failed: ${out.stderr}`);
+    return out.stdoutBytes;
+  }
+
+  /** Unpacks a workspace tar into the (empty) workspace, inside a sandbox as the agent. */
+  async unpack(tar: Uint8Array): Promise<void> {
+    if (this.host.asRoot) await chownTree(this.host.workspace, this.host.uid);
+    const out = await this.sandboxed(
+      this.spec(["tar", "-xf", "-", "-C", SANDBOX_WORKSPACE], { readOnly: [], cwd: "/" }),
+      120_000,
+      tar,
+    );
+    if (out.exitCode !== 0) throw new Error(`unpacking the snapshot failed: ${out.stderr}`);
+  }
+
+  async alive(): Promise<boolean> {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Kills the sandbox (bwrap and, with its PID namespace, every process in it). */
+  kill(): void {
+    if (this.child) killGroup(this.child);
+    this.shell?.fail(new Error("sandbox killed"));
+    this.shell = undefined;
+    this.child = undefined;
+  }
+
+  async removeFiles(): Promise<void> {
+    await removeTree(this.host.dir);
+  }
+}

@@ -1,0 +1,185 @@
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { assertBwrapWorks, type BwrapSpec, interpreterPaths, passwdFor } from "./bwrap.ts";
+import { LocalSandbox, type SandboxHost } from "./local-sandbox.ts";
+import { chownTree, runProcess } from "./process.ts";
+import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
+
+export interface LocalRuntimeOptions {
+  /** Directory holding one sub-directory per sandbox and the evaluation copies (never visible to a sandbox). */
+  root: string;
+  /** Interpreter behind the agent's `python`/`python3` and the evaluation's. */
+  python: string;
+  /** Processes (threads count too) one sandbox may run. Default 1024. */
+  maxProcesses?: number;
+  /** Data-segment limit per process in MiB. Default 8192. */
+  memoryMb?: number;
+  /** Prepare the next sandbox of a task (fresh copy, started shell) while the current rollout runs. Default true. */
+  stageNext?: boolean;
+  onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
+}
+
+/** uids this process hands to sandboxes when it runs as root: a block of 256 per process id. */
+function uidBlock(): number {
+  return 200_000 + (process.pid % 400) * 256;
+}
+
+/**
+ * Sandboxes on this machine, each a bubblewrap namespace: the agent sees its workspace at
+ * /home/agent/workspace (writable), private /tmp and /dev/shm, the system read-only, no network, its own
+ * PID namespace, nothing of the run dir, the MLGym root, other sandboxes or the host's home. Evaluations run
+ * in a separate bwrap over a fresh copy with pristine evaluation files (see {@link LocalSandbox.evaluate}).
+ * When air runs as root, each sandbox gets its own unprivileged host uid and evaluations another one.
+ * @example
+ * const runtime = new LocalRuntime({ root: "/tmp/air-sandboxes", python: "/usr/bin/python3" });
+ * const sandbox = await runtime.acquire(files, { rolloutId: "r1" });
+ * await sandbox.exec("ls", 10_000);
+ */
+export class LocalRuntime implements Runtime {
+  readonly kind = "local" as const;
+  private readonly live = new Set<LocalSandbox>();
+  private readonly spares = new Map<string, Promise<LocalSandbox>>();
+  private readonly removals = new Set<Promise<void>>();
+  private readonly usedUids = new Set<number>();
+  private readonly asRoot = process.getuid?.() === 0;
+  private ready: Promise<string[]> | undefined;
+  private counter = 0;
+  private closed = false;
+
+  constructor(private readonly options: LocalRuntimeOptions) {}
+
+  /**
+   * Checks once that bwrap can start a sandbox here and finds the interpreter's paths; throws a clear error
+   * (naming runtime = "docker" and local.isolation = "none") when it cannot.
+   */
+  check(): Promise<string[]> {
+    this.ready ??= (async () => {
+      await assertBwrapWorks(this.asRoot ? { kind: "setpriv", uid: uidBlock() + 255 } : { kind: "userns" });
+      await mkdir(join(this.options.root, "evaluations"), { recursive: true, mode: 0o700 });
+      await chmod(this.options.root, 0o700);
+      return interpreterPaths(this.options.python);
+    })();
+    return this.ready;
+  }
+
+  async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    if (this.closed) throw new Error("local runtime is closed");
+    let sandbox: LocalSandbox | undefined;
+    const stage = this.options.stageNext !== false && !options.snapshot;
+    const spare = stage ? this.spares.get(files.key) : undefined;
+    if (spare) {
+      this.spares.delete(files.key);
+      sandbox = await spare.catch(() => undefined);
+      if (sandbox && !(await sandbox.alive())) {
+        this.remove(sandbox);
+        sandbox = undefined;
+      }
+    }
+    sandbox ??= await this.prepare(files, options.snapshot);
+    this.live.add(sandbox);
+    if (stage && !this.spares.has(files.key)) {
+      const next = this.prepare(files);
+      next.catch(() => undefined);
+      this.spares.set(files.key, next);
+    }
+    this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
+    return sandbox;
+  }
+
+  /** Kills the sandbox's processes at once; its directory is removed in the background. */
+  async release(sandbox: Sandbox): Promise<void> {
+    const local = sandbox as LocalSandbox;
+    this.live.delete(local);
+    this.remove(local);
+    this.options.onState?.({ id: local.id, state: "removed" });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const spare of this.spares.values()) {
+      const box = await spare.catch(() => undefined);
+      if (box) this.remove(box);
+    }
+    this.spares.clear();
+    for (const box of [...this.live]) await this.release(box);
+    await Promise.all([...this.removals]);
+  }
+
+  private remove(sandbox: LocalSandbox): void {
+    sandbox.kill();
+    const work = sandbox
+      .removeFiles()
+      .catch(() => undefined)
+      .finally(() => {
+        this.usedUids.delete(sandbox.uid);
+        this.removals.delete(work);
+      });
+    this.removals.add(work);
+  }
+
+  private allocateUid(): number {
+    if (!this.asRoot) return process.getuid?.() ?? 0;
+    const base = uidBlock();
+    for (let i = 0; i < 255; i++) {
+      const uid = base + ((this.counter + i) % 255);
+      if (!this.usedUids.has(uid)) {
+        this.usedUids.add(uid);
+        return uid;
+      }
+    }
+    throw new Error("more than 255 live local sandboxes in one process");
+  }
+
+  /** A new sandbox with a fresh copy of the task's workspace (or `snapshot`) and its shell started. */
+  private async prepare(files: TaskFiles, snapshot?: Uint8Array): Promise<LocalSandbox> {
+    const roPaths = await this.check();
+    const id = `local-${++this.counter}-${randomBytes(3).toString("hex")}`;
+    const dir = join(this.options.root, id);
+    const workspace = join(dir, "workspace");
+    await mkdir(workspace, { recursive: true, mode: 0o700 });
+    const uid = this.allocateUid();
+    const identity: BwrapSpec["identity"] = this.asRoot ? { kind: "setpriv", uid } : { kind: "userns" };
+    const evalIdentity: BwrapSpec["identity"] = this.asRoot
+      ? { kind: "setpriv", uid: uidBlock() + 255 }
+      : { kind: "userns" };
+    const passwd = join(dir, "passwd");
+    await writeFile(passwd, passwdFor(this.asRoot ? uid : 1000));
+    const evalPasswd = join(dir, "passwd-eval");
+    await writeFile(evalPasswd, passwdFor(this.asRoot ? uidBlock() + 255 : 1000));
+    const host: SandboxHost = {
+      id,
+      dir,
+      workspace,
+      uid,
+      identity,
+      evalIdentity,
+      passwd,
+      evalPasswd,
+      evaluations: join(this.options.root, "evaluations"),
+      python: this.options.python,
+      roPaths,
+      maxProcesses: this.options.maxProcesses ?? 1024,
+      memoryMb: this.options.memoryMb ?? 8192,
+      asRoot: this.asRoot,
+      onState: this.options.onState,
+    };
+    const sandbox = new LocalSandbox(host, files);
+    try {
+      if (snapshot) await sandbox.unpack(snapshot);
+      else {
+        const out = await runProcess(
+          ["cp", "-a", "--reflink=auto", `${join(files.dir, "workspace")}/.`, `${workspace}/`],
+          { cwd: "/", timeoutMs: 120_000 },
+        );
+        if (out.exitCode !== 0) throw new Error(`copying the workspace failed: ${out.stderr}`);
+        if (this.asRoot) await chownTree(workspace, uid);
+      }
+      await sandbox.startShell();
+    } catch (error) {
+      this.remove(sandbox);
+      throw error;
+    }
+    return sandbox;
+  }
+}
