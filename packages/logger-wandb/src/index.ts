@@ -1,0 +1,11 @@
+export { netrcPassword, resolveApiKey } from "./auth.ts";
+export { WandbClient, WandbHttpError } from "./client.ts";
+export { derivedMetrics, wandbMetrics, wandbName } from "./metrics.ts";
+export { OfflineSink } from "./offline.ts";
+export { configValues, OnlineSink } from "./online.ts";
+export { decodeFields, readRecords } from "./read-records.ts";
+export { encodeRecord, frameRecords, type WandbRecord } from "./records.ts";
+export { WandbRecorder } from "./recorder.ts";
+export type { RunInfo, RunSink } from "./sink.ts";
+export { rolloutsTable, tableFile } from "./table.ts";
+export { wandbLogger, wandbLogger as default, wandbLoggerConfig } from "./plugin.ts";

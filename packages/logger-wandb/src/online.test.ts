@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createLogger } from "@air/core";
+import { WandbClient } from "./client.ts";
+import sdkCapture from "./fixtures/sdk-0.5.1-requests.json";
+import { OnlineSink } from "./online.ts";
+import { type FakeWandb, fakeWandb } from "./test-server.ts";
+
+const KEY = "0123456789abcdef0123456789abcdef01234567";
+const errors: string[] = [];
+const log = createLogger("wandb", (level, _source, message) => {
+  if (level === "error") errors.push(message);
+});
+
+let server: FakeWandb | undefined;
+afterEach(() => {
+  server?.stop();
+  server = undefined;
+  errors.length = 0;
+});
+
+function sink(baseUrl: string, entity = "", attempts = 3) {
+  const client = new WandbClient({ baseUrl, apiKey: KEY, timeoutMs: 5000, attempts, retryDelayMs: 5 });
+  const info = { runId: "abc12345", entity, project: "air-test", displayName: "fixture", tags: [], startTimeMs: 0 };
+  return new OnlineSink(client, info, { flushMs: 10, finishTimeoutMs: 5000, log });
+}
+
+const squash = (s: string) => s.replace(/\s+/g, "");
+type Body = Record<string, unknown>;
+const sdk = sdkCapture.requests as unknown as Array<{ method: string; path: string; body: Body }>;
+
+describe("online sink, against the requests the official JS SDK sends", () => {
+  test("same operations, queries, paths, auth and file-stream bodies as @wandb/sdk 0.5.1 for the same run", async () => {
+    server = fakeWandb();
+    const s = sink(server.baseUrl);
+    await s.start();
+    s.history({ "reward/mean": 0.5, _step: 0, _runtime: 1, _timestamp: 2 }, 0);
+    s.history({ "reward/mean": 0.75, _step: 1, _runtime: 1, _timestamp: 2 }, 1);
+    s.summary({ "reward/mean": 0.75, _step: 1, _runtime: 1, _timestamp: 2 });
+    await s.finish(0);
+    const ours = server.requests;
+    expect(ours.map((r) => `${r.method} ${r.path}`)).toEqual(sdk.map((r) => `${r.method} ${r.path}`));
+    expect(ours[0]!.path).toBe("/graphql");
+    for (const k of [0, 1]) {
+      const mine = ours[k]!.body as Body;
+      const theirs = sdk[k]!.body;
+      expect(mine.operationName).toBe(theirs.operationName as string);
+      expect(squash(mine.query as string)).toBe(squash(theirs.query as string));
+    }
+    const upsert = (ours[1]!.body as Body).variables as Body;
+    const sdkUpsert = sdk[1]!.body.variables as Body;
+    for (const key of ["name", "project", "entity", "displayName"]) expect(upsert[key]).toEqual(sdkUpsert[key]);
+    for (const key of Object.keys(upsert)) expect(sdk[1]!.body.query as string).toContain(`$${key}:`);
+    expect(ours[0]!.headers.authorization).toBe(`Basic ${Buffer.from(`api:${KEY}`).toString("base64")}`);
+    expect(ours.every((r) => r.headers["content-type"] === "application/json")).toBe(true);
+
+    type Files = Record<string, { offset: number; content: string[] }>;
+    const mineFiles = (ours[2]!.body as { files: Files }).files;
+    const sdkFiles = (sdk[2]!.body as { files: Files }).files;
+    expect(Object.keys(mineFiles).sort()).toEqual(Object.keys(sdkFiles).sort());
+    for (const name of Object.keys(sdkFiles)) {
+      expect(mineFiles[name]!.offset).toBe(sdkFiles[name]!.offset);
+      expect(mineFiles[name]!.content.length).toBe(sdkFiles[name]!.content.length);
+      const keys = (lines: string[]) => lines.map((l) => Object.keys(JSON.parse(l) as object).sort());
+      expect(keys(mineFiles[name]!.content)).toEqual(keys(sdkFiles[name]!.content));
+    }
+    expect(ours[3]!.body).toEqual(sdk[3]!.body);
+    expect(errors).toEqual([]);
+  });
+
+  test("history offsets run on across requests; a 500 is retried without losing or repeating lines", async () => {
+    server = fakeWandb();
+    const s = sink(server.baseUrl, "team");
+    await s.start();
+    s.history({ a: 1 }, 0);
+    await Bun.sleep(60);
+    server.failNext("/files/", 500);
+    s.history({ a: 2 }, 1);
+    s.history({ a: 3 }, 2);
+    await s.finish(0);
+    const streams = server.requests.filter((r) => r.path === "/files/team/air-test/abc12345/file_stream");
+    const history = streams
+      .map((r) => (r.body as { files?: Record<string, { offset: number; content: string[] }> }).files)
+      .map((f) => f?.["wandb-history.jsonl"])
+      .filter((h) => h !== undefined);
+    expect(history.map((h) => h.offset)).toEqual([0, 1, 1]);
+    expect(history.at(-1)!.content.map((l) => JSON.parse(l).a)).toEqual([2, 3]);
+    expect(streams.at(-1)!.body).toEqual({ complete: true, exitcode: 0 });
+    expect(server.graphql("Viewer")).toHaveLength(0);
+  });
+
+  test("a rejected key at start is an error naming the status, without retries", async () => {
+    server = fakeWandb();
+    server.failNext("/graphql", 401);
+    await expect(sink(server.baseUrl, "team").start()).rejects.toThrow(/HTTP 401/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  test("files are uploaded through RunUploadUrls and listed as uploaded; config goes by UpsertBucket", async () => {
+    server = fakeWandb();
+    const s = sink(server.baseUrl, "team");
+    await s.start();
+    s.config({ run: { name: "r" }, orchestrator: { batch_size: 4 } });
+    s.file("media/table/rollouts_0_abc.table.json", JSON.stringify({ columns: ["step"], data: [[0]] }));
+    s.history({ rollouts: { _type: "table-file" } }, 0);
+    await s.finish(0);
+    const urls = server.graphql("RunUploadUrls");
+    expect(urls[0]!.variables).toEqual({
+      name: "air-test",
+      entity: "team",
+      run: "abc12345",
+      files: ["media/table/rollouts_0_abc.table.json"],
+    });
+    const put = server.requests.find((r) => r.method === "PUT")!;
+    expect(put.path).toBe("/upload/media/table/rollouts_0_abc.table.json");
+    expect(put.body).toEqual({ columns: ["step"], data: [[0]] });
+    const stream = server.requests.find((r) => r.path.endsWith("/file_stream"))!.body as Body;
+    expect(stream.uploaded).toEqual(["media/table/rollouts_0_abc.table.json"]);
+    const configs = server.graphql("UpsertBucket").filter((b) => b.variables.config !== undefined);
+    expect(JSON.parse(configs[0]!.variables.config as string)).toEqual({
+      run: { value: { name: "r" } },
+      orchestrator: { value: { batch_size: 4 } },
+    });
+  });
+});

@@ -1,0 +1,160 @@
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runToml } from "@air/core/testing";
+import { wandbLogger } from "./plugin.ts";
+import { type FakeWandb, fakeWandb } from "./test-server.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "air-wandb-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const saved = { key: process.env.WANDB_API_KEY, netrc: process.env.NETRC, base: process.env.WANDB_BASE_URL };
+let server: FakeWandb | undefined;
+afterEach(() => {
+  server?.stop();
+  server = undefined;
+  for (const [name, value] of [
+    ["WANDB_API_KEY", saved.key],
+    ["NETRC", saved.netrc],
+    ["WANDB_BASE_URL", saved.base],
+  ] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+function toml(name: string, logger: string, steps = 3): string {
+  return `[run]
+name = "${name}"
+max_steps = ${steps}
+output_dir = "${dir}/outputs"
+
+[orchestrator]
+batch_size = 4
+rollouts_per_example = 2
+max_turns = 3
+eval_every = 2
+
+[env]
+plugin = "counting"
+[policy]
+plugin = "random"
+[trainer]
+plugin = "memory"
+[advantage]
+plugin = "mean"
+[strategy]
+plugin = "per-turn"
+[reward]
+plugin = "last-score"
+
+[[logger]]
+plugin = "wandb"
+${logger}
+`;
+}
+
+type Stream = { files?: Record<string, { offset: number; content: string[] }>; uploaded?: string[] };
+
+describe("wandb logger in a real run", () => {
+  test("online: run registered at start, one history row per step with prime-rl names, tables, eval, config", async () => {
+    server = fakeWandb();
+    process.env.WANDB_API_KEY = "k".repeat(40);
+    const run = await runToml(
+      toml("online", `entity = "team"\nproject = "p"\ntags = ["t1"]\nbase_url = "${server.baseUrl}"\nflush_ms = 20\ntable_rows = 2`),
+      { plugins: [wandbLogger], dir },
+    );
+    expect(run.summary.status).toBe("completed");
+    const upserts = server.graphql("UpsertBucket");
+    expect(upserts[0]!.variables).toMatchObject({ project: "p", entity: "team", displayName: "online", tags: ["t1"] });
+    expect(server.requests[0]!.path).toBe("/graphql");
+    const config = JSON.parse(upserts.find((u) => u.variables.config)!.variables.config as string);
+    expect(config.orchestrator.value.batch_size).toBe(4);
+    expect(config.run.value.name).toBe("online");
+
+    const streams = server.requests.filter((r) => r.path.startsWith("/files/team/p/")).map((r) => r.body as Stream);
+    const lines = streams.flatMap((s) => s.files?.["wandb-history.jsonl"]?.content ?? []);
+    const offsets = streams.flatMap((s) => s.files?.["wandb-history.jsonl"]?.offset ?? []);
+    const rows = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => r._step)).toEqual([0, 1, 2]);
+    expect(offsets[0]).toBe(0);
+    const first = rows[0]!;
+    for (const key of ["reward/mean", "effective/num_turns/mean", "time/step", "progress/rollouts", "all/has_error/mean"])
+      expect(typeof first[key]).toBe("number");
+    expect(first["rollout/turns/mean"]).toBeUndefined();
+    expect(first["time/wait_for_policy"]).toBeGreaterThanOrEqual(0);
+    expect(first.loss).toBe(1);
+    expect(first["reward/mean"]).toBeCloseTo(run.steps[0]!.metrics["reward/mean"]!, 12);
+    const total = run.steps.reduce((a, s) => a + s.metrics["rollout/count"]!, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(rows[2]!["progress/total_rollouts"]).toBe(total);
+    expect(typeof rows[1]!["eval/reward/mean"]).toBe("number");
+    const table = first.rollouts as { _type: string; path: string; nrows: number; ncols: number };
+    expect(table).toMatchObject({ _type: "table-file", nrows: 2, ncols: 5 });
+    const put = server.requests.find((r) => r.method === "PUT" && r.path === `/upload/${table.path}`)!;
+    const body = put.body as { columns: string[]; data: unknown[][] };
+    expect(body.columns).toEqual(["step", "task", "messages", "reward", "advantage"]);
+    expect(body.data[0]![0]).toBe(0);
+    expect(typeof body.data[0]![2]).toBe("string");
+    expect(streams.flatMap((s) => s.uploaded ?? [])).toContain(table.path);
+    expect(rows[1]!["eval/rollouts"]).toMatchObject({ _type: "table-file" });
+    const summaries = streams.flatMap((s) => s.files?.["wandb-summary.json"]?.content ?? []);
+    expect(JSON.parse(summaries.at(-1)!)._step).toBe(2);
+    expect(streams.at(-1)).toEqual({ complete: true, exitcode: 0 } as Stream);
+  });
+
+  test("online without an API key: the run fails at its start, before any rollout, saying what to set", async () => {
+    delete process.env.WANDB_API_KEY;
+    const netrc = join(dir, "empty-netrc");
+    writeFileSync(netrc, "machine other.example login u password p\n");
+    process.env.NETRC = netrc;
+    const run = await runToml(toml("nokey", ""), { plugins: [wandbLogger], dir });
+    expect(run.summary.status).toBe("failed");
+    expect(run.summary.error).toContain("[plugin wandb] no W&B API key for api.wandb.ai: set WANDB_API_KEY");
+    expect(run.summary.stepsCompleted).toBe(0);
+    expect(run.trajectories).toHaveLength(0);
+  });
+
+  test("online: the key is read from netrc for the base_url's host", async () => {
+    server = fakeWandb();
+    delete process.env.WANDB_API_KEY;
+    const netrc = join(dir, "netrc");
+    writeFileSync(netrc, `machine 127.0.0.1\n  login user\n  password netrc-key\n`);
+    process.env.NETRC = netrc;
+    const run = await runToml(toml("netrc", `entity = "e"\nbase_url = "${server.baseUrl}"`, 1), {
+      plugins: [wandbLogger],
+      dir,
+    });
+    expect(run.summary.status).toBe("completed");
+    expect(server.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from("api:netrc-key").toString("base64")}`);
+  });
+
+  test("disabled: nothing is sent or written", async () => {
+    server = fakeWandb();
+    const run = await runToml(toml("off", `mode = "disabled"\nbase_url = "${server.baseUrl}"`, 1), {
+      plugins: [wandbLogger],
+      dir,
+    });
+    expect(run.summary.status).toBe("completed");
+    expect(server.requests).toHaveLength(0);
+    expect(readdirSync(run.runDir)).not.toContain("wandb");
+  });
+
+  test("offline: writes offline-run-*/run-<id>.wandb and the table files", async () => {
+    delete process.env.WANDB_API_KEY;
+    const run = await runToml(toml("offline", `mode = "offline"\nrun_id = "offl1234"\ntable_rows = 1`, 2), {
+      plugins: [wandbLogger],
+      dir,
+    });
+    expect(run.summary.status).toBe("completed");
+    const [runDir] = readdirSync(join(run.runDir, "wandb"));
+    expect(runDir).toMatch(/^offline-run-\d{8}_\d{6}-offl1234$/);
+    const base = join(run.runDir, "wandb", runDir!);
+    expect(readdirSync(base).sort()).toEqual(["files", "run-offl1234.wandb"]);
+    const tables = readdirSync(join(base, "files", "media", "table"));
+    expect(tables.filter((t) => t.startsWith("rollouts_"))).toHaveLength(2);
+    const summary = JSON.parse(readFileSync(join(base, "files", "wandb-summary.json"), "utf8"));
+    expect(summary._step).toBe(1);
+  });
+});
