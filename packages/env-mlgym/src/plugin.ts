@@ -57,7 +57,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
     network: d.network,
     gpuIds: d.gpu_ids.length > 0 ? d.gpu_ids : (ctx.envGpuIds ?? []).map(String),
     poolSize: d.pool_size,
-    runName: ctx.runName,
+    runName: ctx.runDir,
     timeoutMs: d.timeout_ms,
     onState,
   });

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { dockerReachable, runContainers } from "./containers.ts";
-import { isAlive } from "./proc.ts";
+import { isAlive, listProcs } from "./proc.ts";
 import { RUN_FILES, readPidFile } from "./rundir.ts";
 import {
   killSurvivors,
@@ -35,6 +35,20 @@ afterAll(() => {
   }
 });
 
+/** SIGKILLs the reaper of a run (so a test sees what `rl clean` alone does); expects exactly one. */
+function killReaper(runDir: string): void {
+  const reapers = listProcs().filter((p) => {
+    try {
+      const cmd = readFileSync(`/proc/${p.pid}/cmdline`, "utf8");
+      return cmd.includes("reaper.ts") && cmd.includes(runDir);
+    } catch {
+      return false;
+    }
+  });
+  expect(reapers.length).toBe(1);
+  for (const r of reapers) process.kill(r.pid, "SIGKILL");
+}
+
 function rl(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const out = spawnSync(process.execPath, [join(import.meta.dir, "bin", "rl.ts"), ...args], {
     encoding: "utf8",
@@ -49,6 +63,7 @@ describe("rl clean", () => {
     const run = startLauncher([fx.file]);
     current = { run, fx };
     await run.waitFor(/trainer running/);
+    killReaper(fx.runDir);
     run.child.kill("SIGKILL");
     await run.done;
     const pids = readPidFile(fx.runDir);
@@ -99,7 +114,7 @@ describe("rl clean", () => {
 describe.skipIf(!dockerUp)("containers labelled with the run", () => {
   test("are removed at teardown, whatever ended the run", async () => {
     const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
-    const name = fx.runDir.split("/").pop() as string;
+    const name = fx.runDir;
     createdRuns.push(name);
     const run = startLauncher([fx.file]);
     current = { run, fx };
@@ -113,15 +128,39 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
     expect(survivors(run, fx.runDir)).toEqual([]);
   }, 90_000);
 
-  test("rl clean removes a SIGKILLed run's containers by label", async () => {
+  test("SIGKILL of the launcher: its reaper stops the children and removes the containers", async () => {
     const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
-    const name = fx.runDir.split("/").pop() as string;
+    const name = fx.runDir;
+    createdRuns.push(name);
+    const run = startLauncher([fx.file]);
+    current = { run, fx };
+    await run.waitFor(/trainer running/);
+    let deadline = Date.now() + 30_000;
+    while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    expect((await runContainers(name)).length).toBe(1);
+    run.child.kill("SIGKILL");
+    await run.done;
+    deadline = Date.now() + 20_000;
+    while (
+      ((await runContainers(name)).length > 0 || survivors(run, fx.runDir).length > 0) &&
+      Date.now() < deadline
+    )
+      await Bun.sleep(200);
+    expect(await runContainers(name)).toEqual([]);
+    expect(survivors(run, fx.runDir)).toEqual([]);
+    expect(readFileSync(join(fx.runDir, "logs", "reaper.log"), "utf8")).toContain("is gone; cleaning up");
+  }, 90_000);
+
+  test("rl clean removes the containers of a run whose launcher and reaper were both SIGKILLed", async () => {
+    const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
+    const name = fx.runDir;
     createdRuns.push(name);
     const run = startLauncher([fx.file]);
     current = { run, fx };
     await run.waitFor(/trainer running/);
     const deadline = Date.now() + 30_000;
     while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    killReaper(fx.runDir);
     run.child.kill("SIGKILL");
     await run.done;
     expect((await runContainers(name)).length).toBe(1);

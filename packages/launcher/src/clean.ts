@@ -40,37 +40,48 @@ export async function cleanOutputDir(outputDir: string, graceMs = 10_000): Promi
         return false;
       }
     });
-  for (const runDir of runDirs) {
-    const file = readPidFile(runDir);
-    if (file) {
-      const launcher = file.launcher;
-      if (isAlive(launcher.pid, launcher.startTime || undefined)) {
-        killPid(launcher.pid, "SIGTERM");
-        actions.push(`sent SIGTERM to launcher pid ${launcher.pid} of ${runDir}`);
-        if (!(await waitGone(() => isAlive(launcher.pid, launcher.startTime || undefined), graceMs))) {
-          killPid(launcher.pid, "SIGKILL");
-          actions.push(`killed launcher pid ${launcher.pid} (ignored SIGTERM)`);
-        }
-      }
-      for (const child of file.children) {
-        if (!isAlive(child.pid, child.startTime || undefined) && groupMembers(child.pgid).length === 0)
-          continue;
-        killGroup(child.pgid, "SIGTERM");
-        actions.push(`sent SIGTERM to ${child.role} process group ${child.pgid}`);
-        if (!(await waitGone(() => groupMembers(child.pgid).length > 0, graceMs))) {
-          killGroup(child.pgid, "SIGKILL");
-          actions.push(`killed ${child.role} process group ${child.pgid} (ignored SIGTERM)`);
-        }
+  for (const runDir of runDirs) actions.push(...(await cleanRunDir(runDir, graceMs)));
+  return { actions };
+}
+
+/**
+ * Stops what one run left behind: the launcher and child process groups in its pid file, processes carrying its
+ * `AIR_RUN_DIR` marker, and containers labelled with its run dir; then removes the pid file. Used by `rl clean`
+ * and by the run's reaper when the launcher died.
+ * @example const actions = await cleanRunDir("/abs/outputs/quickstart");
+ */
+export async function cleanRunDir(dir: string, graceMs = 10_000): Promise<string[]> {
+  const runDir = resolve(dir);
+  const actions: string[] = [];
+  const file = readPidFile(runDir);
+  if (file) {
+    const launcher = file.launcher;
+    if (isAlive(launcher.pid, launcher.startTime || undefined)) {
+      killPid(launcher.pid, "SIGTERM");
+      actions.push(`sent SIGTERM to launcher pid ${launcher.pid} of ${runDir}`);
+      if (!(await waitGone(() => isAlive(launcher.pid, launcher.startTime || undefined), graceMs))) {
+        killPid(launcher.pid, "SIGKILL");
+        actions.push(`killed launcher pid ${launcher.pid} (ignored SIGTERM)`);
       }
     }
-    for (const p of await killMarked(runDir))
-      actions.push(`killed stray process ${p.pid} (${p.comm}) of ${runDir}`);
-    const ids = await removeRunContainers(file?.runName ?? runDir.split("/").pop() ?? "");
-    for (const id of ids) actions.push(`removed container ${id.slice(0, 12)} of ${runDir}`);
-    if (file) {
-      removePidFile(runDir);
-      actions.push(`removed pid file of ${runDir}`);
+    for (const child of file.children) {
+      if (!isAlive(child.pid, child.startTime || undefined) && groupMembers(child.pgid).length === 0)
+        continue;
+      killGroup(child.pgid, "SIGTERM");
+      actions.push(`sent SIGTERM to ${child.role} process group ${child.pgid}`);
+      if (!(await waitGone(() => groupMembers(child.pgid).length > 0, graceMs))) {
+        killGroup(child.pgid, "SIGKILL");
+        actions.push(`killed ${child.role} process group ${child.pgid} (ignored SIGTERM)`);
+      }
     }
   }
-  return { actions };
+  for (const p of await killMarked(runDir))
+    actions.push(`killed stray process ${p.pid} (${p.comm}) of ${runDir}`);
+  const ids = await removeRunContainers(runDir);
+  for (const id of ids) actions.push(`removed container ${id.slice(0, 12)} of ${runDir}`);
+  if (file) {
+    removePidFile(runDir);
+    actions.push(`removed pid file of ${runDir}`);
+  }
+  return actions;
 }

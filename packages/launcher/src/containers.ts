@@ -1,6 +1,6 @@
 import Docker from "dockerode";
 
-/** Labels every container of a run carries (set by the mlgym env). */
+/** Labels every container of a run carries (set by the mlgym env): `air.run` is the absolute run dir, unique to the run (names repeat). */
 export const RUN_LABEL = "air.run";
 export const MANAGED_LABEL = "air.managed";
 
@@ -27,16 +27,16 @@ export async function dockerReachable(docker = dockerClient(), timeoutMs = 3000)
   }
 }
 
-/** Ids of containers (running or not) labelled `air.run=<runName>` and `air.managed=true`. */
+/** Ids of containers (running or not) labelled `air.run=<run dir>` and `air.managed=true`. */
 export async function runContainers(
-  runName: string,
+  runDir: string,
   docker = dockerClient(),
   timeoutMs = 10_000,
 ): Promise<string[]> {
   const list = await withTimeout(
     docker.listContainers({
       all: true,
-      filters: { label: [`${RUN_LABEL}=${runName}`, `${MANAGED_LABEL}=true`] },
+      filters: { label: [`${RUN_LABEL}=${runDir}`, `${MANAGED_LABEL}=true`] },
     }),
     timeoutMs,
     "docker list containers",
@@ -47,11 +47,11 @@ export async function runContainers(
 /**
  * Force-removes every container of a run, found by label (never by name). Returns the removed ids;
  * does nothing when no engine is reachable.
- * @example await removeRunContainers("debug") // ["3f2a..."]
+ * @example await removeRunContainers("/abs/outputs/debug") // ["3f2a..."]
  */
-export async function removeRunContainers(runName: string, docker = dockerClient()): Promise<string[]> {
+export async function removeRunContainers(runDir: string, docker = dockerClient()): Promise<string[]> {
   if (!(await dockerReachable(docker))) return [];
-  const ids = await runContainers(runName, docker);
+  const ids = await runContainers(runDir, docker);
   await Promise.all(
     ids.map((id) =>
       withTimeout(docker.getContainer(id).remove({ force: true, v: true }), 30_000, `remove ${id}`).catch(

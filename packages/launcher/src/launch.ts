@@ -5,6 +5,7 @@ import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gp
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { processEvents } from "./process-events.ts";
 import { createProgressView } from "./progress.ts";
+import { startReaper } from "./reaper.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
 import {
@@ -16,7 +17,7 @@ import {
   writeResolvedConfig,
 } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
-import { Supervisor } from "./supervisor.ts";
+import { RUN_MARKER, Supervisor } from "./supervisor.ts";
 
 /** Exit codes: 0 ok, 1 the run failed, 2 bad input (config, arguments, preflight), 130 interrupted. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const;
@@ -153,6 +154,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const events = processEvents(() => supervisor.children);
   config.plugins.loggers.push(events.plugin);
   savePids();
+  const reaper = startReaper(runDir, launcher.grace_ms);
+  const markerBefore = process.env[RUN_MARKER];
+  process.env[RUN_MARKER] = runDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
   const onStop = () => controller.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
@@ -212,11 +216,14 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     const grace = options.force?.aborted ? 0 : launcher.grace_ms;
     result.killed = await supervisor.stopAll(grace);
     try {
-      result.removedContainers = await removeRunContainers(root.run.name);
+      result.removedContainers = await removeRunContainers(runDir);
     } catch (error) {
-      err(`[launcher] could not remove containers of ${root.run.name}: ${(error as Error).message}\n`);
+      err(`[launcher] could not remove containers of ${runDir}: ${(error as Error).message}\n`);
     }
     removePidFile(runDir);
+    if (markerBefore === undefined) delete process.env[RUN_MARKER];
+    else process.env[RUN_MARKER] = markerBefore;
+    reaper.release();
   }
   for (const k of result.killed) err(`[launcher] killed: ${k}\n`);
   if (result.removedContainers.length)

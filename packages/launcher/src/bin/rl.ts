@@ -9,6 +9,7 @@ import {
   validateCommand,
 } from "../cli.ts";
 import { launchRun } from "../launch.ts";
+import { watchParent } from "../reaper.ts";
 import { respawnIfNeeded } from "../respawn.ts";
 
 const USAGE = `usage:
@@ -47,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGHUP", () => onSignal("SIGHUP"));
+  watchParent(() => onSignal("the process that started rl exited"));
   let fatal: unknown;
   const onFatal = (error: unknown) => {
     process.stderr.write(`\n[launcher] unhandled error, stopping the run: ${errorMessage(error)}\n`);

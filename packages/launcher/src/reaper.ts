@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { RUN_MARKER } from "./supervisor.ts";
+
+/** A started reaper: `release()` tells it the launcher ended cleanly (it then exits without touching anything). */
+export interface Reaper {
+  pid: number;
+  release(): void;
+}
+
+/**
+ * Starts the run's reaper (`bin/reaper.ts`) in its own session, so no signal meant for the launcher's terminal or
+ * process group reaches it. It waits on a pipe only this process writes to; when the pipe closes without
+ * `release()` — this process died, however — it cleans the run dir as `rl clean` does (children, marked
+ * processes, labelled containers, pid file). Its log is `<runDir>/logs/reaper.log`.
+ * @example const reaper = startReaper(runDir, 10_000); ...; reaper.release();
+ */
+export function startReaper(runDir: string, graceMs: number): Reaper {
+  mkdirSync(join(runDir, "logs"), { recursive: true });
+  const log = openSync(join(runDir, "logs", "reaper.log"), "a");
+  const env = { ...process.env };
+  delete env[RUN_MARKER];
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [resolve(import.meta.dir, "bin", "reaper.ts"), runDir, String(graceMs)], {
+      detached: true,
+      stdio: ["pipe", "ignore", log],
+      env,
+    });
+  } finally {
+    closeSync(log);
+  }
+  child.unref();
+  child.on("error", () => {});
+  child.stdin?.on("error", () => {});
+  return {
+    pid: child.pid ?? -1,
+    release: () => {
+      child.stdin?.end("done\n");
+    },
+  };
+}
+
+/**
+ * Ends the run when the process that started this one dies (e.g. `kill -9` of `bun run rl`): polls the parent pid
+ * and calls `onOrphaned` once it changes. Returns a function that stops watching.
+ * @example const stop = watchParent(() => controller.abort(), 500);
+ */
+export function watchParent(onOrphaned: () => void, intervalMs = 500): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      onOrphaned();
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
