@@ -10,7 +10,7 @@ import {
   REPO_ROOT,
   startLauncher,
   survivors,
-} from "../../launcher/src/test-helpers.ts";
+} from "@air/launcher/testing";
 
 /**
  * The quickstart, end to end with no mocks between the parts: the launcher starts the tiny policy server and

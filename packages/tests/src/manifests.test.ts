@@ -1,0 +1,125 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+
+/**
+ * The package graph is readable from the manifests: every `@air/x` a package names in its code is declared in
+ * its package.json (`dependencies` when production code uses it, else `devDependencies`), every declared
+ * `@air/x` is used, and production code never imports `@air/core/testing` (only tests, test helpers, the
+ * bench and this package may).
+ */
+const PACKAGES = join(import.meta.dir, "..", "..");
+/** A quoted `@air/x` or `@air/x/sub` specifier: import … from, import(…), or a loader's string. */
+const SPECIFIER = /["'`](@air\/[a-z0-9-]+)(\/[^"'`]*)?["'`]/g;
+/** Packages that exist to test or measure and may use the testing kit anywhere. */
+const TEST_PACKAGES = new Set(["@air/tests", "@air/bench"]);
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    if (name === "node_modules" || name.startsWith(".")) return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|tsx|js|mjs)$/.test(name) ? [path] : [];
+  });
+}
+
+/** Test code: `*.test.ts`, anything under `test/`, `testing/` or `fixtures/`, and `test-*.ts` helpers. */
+export function isTestFile(path: string): boolean {
+  const parts = path.split(sep);
+  const base = parts.at(-1) ?? "";
+  return (
+    /\.test\.[jt]sx?$/.test(base) ||
+    base.startsWith("test-") ||
+    parts.some((p) => p === "test" || p === "testing" || p === "fixtures")
+  );
+}
+
+/** Every `@air/…` specifier in code lines (JSDoc and `//` comments skipped), with the subpath. */
+export function airSpecifiers(text: string): Array<{ pkg: string; subpath: string }> {
+  const out: Array<{ pkg: string; subpath: string }> = [];
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (t.startsWith("*") || t.startsWith("//") || t.startsWith("/*")) continue;
+    for (const m of line.matchAll(SPECIFIER)) out.push({ pkg: m[1] ?? "", subpath: m[2] ?? "" });
+  }
+  return out;
+}
+
+function packageDirs(): string[] {
+  return readdirSync(PACKAGES)
+    .map((d) => join(PACKAGES, d))
+    .filter((d) => {
+      try {
+        return statSync(join(d, "package.json")).isFile();
+      } catch {
+        return false;
+      }
+    });
+}
+
+describe("package manifests", () => {
+  test("the scanner finds imports, dynamic imports and loader strings, and skips comments", () => {
+    const found = airSpecifiers(
+      [
+        'import { a } from "@air/core";',
+        'import { b } from "@air/core/testing";',
+        'const m = await import("@air/logger-sqlite");',
+        'delta: from("@air/reward-delta"),',
+        ' * @example import x from "@air/viz";',
+        '// import "@air/eval";',
+      ].join("\n"),
+    );
+    expect(found).toEqual([
+      { pkg: "@air/core", subpath: "" },
+      { pkg: "@air/core", subpath: "/testing" },
+      { pkg: "@air/logger-sqlite", subpath: "" },
+      { pkg: "@air/reward-delta", subpath: "" },
+    ]);
+    expect(isTestFile(join("src", "a.test.ts"))).toBe(true);
+    expect(isTestFile(join("src", "testing", "run.ts"))).toBe(true);
+    expect(isTestFile(join("src", "plugin.ts"))).toBe(false);
+  });
+
+  const dirs = packageDirs();
+  const names = new Set(
+    dirs.map((d) => (JSON.parse(readFileSync(join(d, "package.json"), "utf8")) as Manifest).name),
+  );
+
+  for (const dir of dirs) {
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
+    test(`${manifest.name}: @air imports declared, declarations used, no testing kit in production code`, () => {
+      const prod = new Set<string>();
+      const dev = new Set<string>();
+      const kitInProduction: string[] = [];
+      // This file names packages in its own fixtures and constants.
+      for (const file of sourceFiles(dir).filter((f) => f !== import.meta.path)) {
+        const rel = relative(dir, file);
+        const testCode = isTestFile(rel);
+        for (const { pkg, subpath } of airSpecifiers(readFileSync(file, "utf8"))) {
+          if (pkg === "@air/core" && subpath === "/testing" && !testCode && !TEST_PACKAGES.has(manifest.name))
+            kitInProduction.push(rel);
+          if (pkg === manifest.name) continue;
+          (testCode ? dev : prod).add(pkg);
+        }
+      }
+      const deps = Object.keys(manifest.dependencies ?? {}).filter((d) => d.startsWith("@air/"));
+      const devDeps = Object.keys(manifest.devDependencies ?? {}).filter((d) => d.startsWith("@air/"));
+      const declared = new Set([...deps, ...devDeps]);
+      expect([...prod, ...dev].filter((p) => !declared.has(p))).toEqual([]);
+      expect([...prod].filter((p) => !deps.includes(p))).toEqual([]);
+      expect([...declared].filter((d) => !prod.has(d) && !dev.has(d))).toEqual([]);
+      expect([...declared].filter((d) => !names.has(d))).toEqual([]);
+      for (const d of [...deps, ...devDeps])
+        expect(`${d}@${manifest.dependencies?.[d] ?? manifest.devDependencies?.[d]}`).toBe(
+          `${d}@workspace:*`,
+        );
+      expect(kitInProduction).toEqual([]);
+    });
+  }
+});
