@@ -1,3 +1,12 @@
+export { cleanFutureSteps } from "./clean.ts";
+export {
+  type BatchPart,
+  codecFor,
+  NEWEST_PRIME_RL,
+  PRIME_RL_VERSIONS,
+  type PrimeRlCodec,
+  type PrimeRlVersion,
+} from "./codecs/index.ts";
 export {
   orchestratorControlToml,
   type PrimeRlLoss,
@@ -6,8 +15,23 @@ export {
   primeRlTrainerConfig,
 } from "./config.ts";
 export { readStepMetrics, waitForStepMetrics } from "./metrics.ts";
-export { BATCH_FILE, BATCH_TMP_FILE, broadcastStepDir, rolloutStepDir, STABLE_FILE } from "./paths.ts";
-export { default, type PrimeRlConfig, primeRlConfigSchema } from "./plugin.ts";
+export {
+  decodeMicroBatches,
+  encodeMicroBatches,
+  MICRO_BATCH_FIELDS,
+  type MicroBatchWire,
+} from "./micro-batch.ts";
+export { type PackOptions, packSamples } from "./pack.ts";
+export {
+  BATCH_FILE,
+  BATCH_TMP_FILE,
+  broadcastStepDir,
+  primeRlDirs,
+  rolloutStepDir,
+  STABLE_FILE,
+} from "./paths.ts";
+export { default, type PrimeRlConfig, primeRlConfigSchema, primeRlPluginPaths } from "./plugin.ts";
+export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
 export { waitForFile } from "./watch.ts";
 export {
   encodeTrainingBatch,
@@ -16,3 +40,4 @@ export {
   type TrainingSampleWire,
   toTrainingSample,
 } from "./wire.ts";
+export { rankTopic, type ZmqEndpoint, ZmqMicroBatchSender } from "./zmq/sender.ts";

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** File names of prime-rl v0.8.0's filesystem transport and broadcast (`transport/filesystem.py`, `pathing.py`). */
 export const BATCH_FILE = "train_rollouts.bin";
@@ -19,4 +19,27 @@ export function rolloutStepDir(runDir: string, step: number): string {
  */
 export function broadcastStepDir(runDir: string, step: number): string {
   return join(runDir, "broadcasts", `step_${step}`);
+}
+
+/**
+ * The trainer's output dir and the orchestrator's run dir (where rollouts/ and broadcasts/ live) for a prime-rl
+ * version: 0.8 nests the run in `<output_dir>/<run_*>`; 0.9 uses the output dir itself. `runDir` alone means
+ * its parent (0.8) or itself (0.9) as the output dir; `defaultOutputDir` applies when neither is given.
+ * @example primeRlDirs({ version: "0.8", defaultOutputDir: "/r/prime-rl", runName: "run_default" })
+ * // { outputDir: "/r/prime-rl", runDir: "/r/prime-rl/run_default" }
+ */
+export function primeRlDirs(options: {
+  version: "0.8" | "0.9";
+  defaultOutputDir: string;
+  outputDir?: string;
+  runDir?: string;
+  runName: string;
+}): { outputDir: string; runDir: string } {
+  const nested = options.version === "0.8";
+  if (options.runDir !== undefined) {
+    const outputDir = options.outputDir ?? (nested ? dirname(options.runDir) : options.runDir);
+    return { outputDir, runDir: options.runDir };
+  }
+  const outputDir = options.outputDir ?? options.defaultOutputDir;
+  return { outputDir, runDir: nested ? join(outputDir, options.runName) : outputDir };
 }

@@ -19,7 +19,12 @@ afterAll(() => {
 function setup(extra: Record<string, unknown> = {}) {
   const ctx = testContext();
   dirs.push(ctx.runDir);
-  const config = plugin.configSchema.parse({ poll_ms: 20, metrics_wait_ms: 5_000, ...extra });
+  const config = plugin.configSchema.parse({
+    prime_rl_version: "0.8",
+    poll_ms: 20,
+    metrics_wait_ms: 5_000,
+    ...extra,
+  });
   return { ctx, config };
 }
 

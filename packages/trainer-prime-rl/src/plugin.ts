@@ -1,103 +1,64 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { AirError, definePlugin } from "@air/core";
-import { z } from "zod";
+import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
 import { waitForStepMetrics } from "./metrics.ts";
-import { BATCH_FILE, BATCH_TMP_FILE, broadcastStepDir, rolloutStepDir, STABLE_FILE } from "./paths.ts";
+import { broadcastStepDir, primeRlDirs, rolloutStepDir, STABLE_FILE } from "./paths.ts";
+import { type PrimeRlConfig, primeRlConfigSchema } from "./schema.ts";
+import { readStepMap, writeStepMap } from "./steps.ts";
 import { waitForFile } from "./watch.ts";
-import { encodeTrainingBatch, toTrainingSample } from "./wire.ts";
+import { toTrainingSample } from "./wire.ts";
+import { ZmqMicroBatchSender } from "./zmq/sender.ts";
+
+export { type PrimeRlConfig, primeRlConfigSchema } from "./schema.ts";
 
 /**
- * The `[trainer]` section of the prime-rl plugin.
- * @example primeRlConfigSchema.parse({ env_name: "mlgym", max_sample_tokens: 8192 })
+ * The run dir and metrics file the plugin uses for a config (relative paths from `configDir`).
+ * @example primeRlPluginPaths(config, "/runs/r1", "/cfg") // { outputDir, runDir, metricsFile }
  */
-export const primeRlConfigSchema = z
-  .object({
-    output_dir: z
-      .string()
-      .optional()
-      .describe("the prime-rl trainer's output_dir (default: <run dir>/prime-rl); relative to the TOML file"),
-    run_name: z
-      .string()
-      .regex(/^run_[A-Za-z0-9._-]+$/, "prime-rl's multi-run manager only trains run_* directories")
-      .default("run_default")
-      .describe("the orchestrator's run directory under output_dir (prime-rl's default: run_default)"),
-    run_dir: z.string().optional().describe("full path of the run directory; overrides output_dir/run_name"),
-    metrics_file: z
-      .string()
-      .optional()
-      .describe(
-        "JSONL of trainer step metrics (default: <output_dir>/metrics.jsonl, prime-rl's [file_monitor])",
-      ),
-    poll_ms: z
-      .number()
-      .int()
-      .positive()
-      .default(500)
-      .describe("how often to look for STABLE (prime-rl: 1000)"),
-    weights_timeout_ms: z
-      .number()
-      .int()
-      .positive()
-      .default(3_600_000)
-      .describe("give up waiting for one step's weights after this long"),
-    metrics_wait_ms: z
-      .number()
-      .int()
-      .min(0)
-      .default(5_000)
-      .describe(
-        "after STABLE, wait this long for the step's metrics row (prime-rl logs it after broadcasting)",
-      ),
-    env_name: z.string().default("air").describe("TrainingSample.env_name: per-env metrics in the trainer"),
-    lora: z.boolean().default(false).describe("the trainer broadcasts LoRA adapters instead of full weights"),
-    lora_rank: z.number().int().positive().default(16).describe("LoRA rank written to control/orch.toml"),
-    lora_alpha: z.number().positive().default(32).describe("LoRA alpha written to control/orch.toml"),
-    step_offset: z
-      .number()
-      .int()
-      .min(0)
-      .default(1)
-      .describe("prime-rl step = air step + step_offset (prime-rl v0.8.0 counts steps from 1)"),
-    write_control: z
-      .boolean()
-      .default(true)
-      .describe("write <run_dir>/control/orch.toml, without which prime-rl's trainer ignores the run dir"),
-    max_sample_tokens: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe("the trainer's seq_len: a longer sample would get the run evicted, so submit refuses it"),
-  })
-  .strict();
-
-export type PrimeRlConfig = z.output<typeof primeRlConfigSchema>;
+export function primeRlPluginPaths(
+  config: PrimeRlConfig,
+  airRunDir: string,
+  configDir: string,
+): { outputDir: string; runDir: string; metricsFile: string } {
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(configDir, p));
+  const dirs = primeRlDirs({
+    version: config.prime_rl_version,
+    defaultOutputDir: join(airRunDir, "prime-rl"),
+    outputDir: config.output_dir ? at(config.output_dir) : undefined,
+    runDir: config.run_dir ? at(config.run_dir) : undefined,
+    runName: config.run_name,
+  });
+  return {
+    ...dirs,
+    metricsFile: config.metrics_file ? at(config.metrics_file) : join(dirs.outputDir, "metrics.jsonl"),
+  };
+}
 
 /**
- * Trainer plugin "prime-rl": hands batches to prime-rl v0.8.0's trainer (or the tiny CPU trainer) through the
- * filesystem transport and waits for the broadcast weights.
+ * Trainer plugin "prime-rl": hands batches to prime-rl's trainer (or the tiny CPU trainer) in the format of
+ * `prime_rl_version` — 0.8: one `TrainingBatch` file per step; 0.9: `MicroBatch` lists packed per data rank,
+ * as files or over ZMQ — and waits for the broadcast weights (`broadcasts/step_N/STABLE`).
  * @example
  * // [trainer]
  * // plugin = "prime-rl"
+ * // prime_rl_version = "0.9"
  * // env_name = "mlgym"
  */
 export default definePlugin({
   name: "prime-rl",
   kind: "trainer",
-  description: "prime-rl v0.8.0 filesystem transport: msgpack TrainingBatch out, STABLE weights back",
+  description:
+    "prime-rl trainer transport (0.8 TrainingBatch files; 0.9 MicroBatch files or ZMQ), STABLE weights back",
   configSchema: primeRlConfigSchema,
   create: (config, ctx) => {
-    const at = (p: string) => (isAbsolute(p) ? p : resolve(ctx.configDir, p));
-    const runDir = config.run_dir
-      ? at(config.run_dir)
-      : join(config.output_dir ? at(config.output_dir) : join(ctx.runDir, "prime-rl"), config.run_name);
-    const outputDir = config.output_dir ? at(config.output_dir) : dirname(runDir);
-    const metricsFile = config.metrics_file ? at(config.metrics_file) : join(outputDir, "metrics.jsonl");
+    const codec = codecFor(config.prime_rl_version);
+    const { runDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
     const kind = config.lora ? "lora" : "full";
+    const seqLen = config.seq_len ?? config.max_sample_tokens ?? 2048;
     mkdirSync(runDir, { recursive: true });
-    if (config.write_control) {
+    if (codec.needsControlFile && config.write_control) {
       const control = join(runDir, "control");
       mkdirSync(control, { recursive: true });
       const lora = config.lora ? { rank: config.lora_rank, alpha: config.lora_alpha } : null;
@@ -106,10 +67,13 @@ export default definePlugin({
         orchestratorControlToml({ model: ctx.modelName, runDir, lora }),
       );
     }
-    ctx.log.debug(`run dir ${runDir}, metrics ${metricsFile}`);
-    // prime-rl steps are consecutive batches: an empty air step sends nothing and takes no number.
-    const primeSteps = new Map<number, number | null>();
+    ctx.log.debug(`prime-rl ${codec.version} (${codec.tag}), run dir ${runDir}, metrics ${metricsFile}`);
+    // prime-rl steps are consecutive batches: an empty air step sends nothing and takes no number. The map is
+    // persisted so a resumed run continues the numbering where the trainer's receiver is.
+    const stepMap = readStepMap(runDir);
     let nextPrimeStep: number | undefined;
+    let sender: ZmqMicroBatchSender | undefined;
+    const endpoint = `tcp://${config.zmq_host}:${config.zmq_port}`;
     const controlFailure = () => {
       for (const name of ["evicted.txt", "config_validation_error.txt"]) {
         const file = join(runDir, "control", name);
@@ -119,13 +83,23 @@ export default definePlugin({
         }
       }
     };
+    const firstStep = (airStep: number) => {
+      // Forget steps at or after the resume point (they are being redone); continue after the last sent one.
+      let last: number | undefined;
+      for (const [k, v] of Object.entries(stepMap)) {
+        if (Number(k) >= airStep) delete stepMap[k];
+        else if (v !== null) last = Math.max(last ?? 0, v);
+      }
+      return last === undefined ? airStep + config.step_offset : last + 1;
+    };
 
     return {
       submit: async (batch) => {
-        nextPrimeStep ??= batch.step + config.step_offset;
+        nextPrimeStep ??= firstStep(batch.step);
         if (batch.samples.length === 0) {
-          primeSteps.set(batch.step, null);
-          ctx.log.warn(`step ${batch.step}: empty batch not sent (prime-rl evicts a run that sends one)`);
+          stepMap[String(batch.step)] = null;
+          writeStepMap(runDir, stepMap);
+          ctx.log.warn(`step ${batch.step}: empty batch not sent (prime-rl's trainer cannot train on one)`);
           return;
         }
         for (const s of batch.samples) {
@@ -133,7 +107,7 @@ export default definePlugin({
           if (n === 0 || (config.max_sample_tokens !== undefined && n > config.max_sample_tokens)) {
             throw new AirError(
               "TRAINER_FAILED",
-              `sample ${s.trajectoryId} has ${n} tokens (allowed: 1..${config.max_sample_tokens ?? "∞"}); prime-rl would evict the run`,
+              `sample ${s.trajectoryId} has ${n} tokens (allowed: 1..${config.max_sample_tokens ?? "∞"}); prime-rl would evict the run or truncate it`,
             );
           }
         }
@@ -141,33 +115,49 @@ export default definePlugin({
         if (existsSync(join(broadcastStepDir(runDir, step), STABLE_FILE))) {
           throw new AirError(
             "TRAINER_FAILED",
-            `${broadcastStepDir(runDir, step)} already has STABLE before its batch was written: a stale run dir?`,
+            `${broadcastStepDir(runDir, step)} already has STABLE before its batch was written: a stale run dir? (clean it, or resume)`,
           );
         }
-        const bytes = encodeTrainingBatch({
-          examples: batch.samples.map((s) => toTrainingSample(s, config.env_name)),
+        const parts = codec.encodeStep(
+          batch.samples.map((s) => toTrainingSample(s, config.env_name)),
           step,
-          run_idx: null,
-        });
-        const dir = rolloutStepDir(runDir, step);
-        mkdirSync(dir, { recursive: true });
-        writeFileSync(join(dir, BATCH_TMP_FILE), bytes);
-        renameSync(join(dir, BATCH_TMP_FILE), join(dir, BATCH_FILE));
-        primeSteps.set(batch.step, step);
+          { seqLen, dataWorldSize: config.data_world_size, padToMultipleOf: config.pad_to_multiple_of },
+        );
+        if (config.transport === "zmq") {
+          sender ??= await ZmqMicroBatchSender.bind({ host: config.zmq_host, port: config.zmq_port });
+          await sender.waitReady(config.data_world_size, config.zmq_ready_timeout_ms, ctx.signal);
+          sender.send(parts.map((p) => p.bytes));
+        } else {
+          const dir = rolloutStepDir(runDir, step);
+          mkdirSync(dir, { recursive: true });
+          for (const p of parts) {
+            // Write + rename: the trainer never sees a half-written file.
+            writeFileSync(join(dir, `${p.file}.tmp`), p.bytes);
+            renameSync(join(dir, `${p.file}.tmp`), join(dir, p.file));
+          }
+        }
+        stepMap[String(batch.step)] = step;
+        writeStepMap(runDir, stepMap);
         nextPrimeStep = step + 1;
-        ctx.log.debug(`wrote step ${step}: ${batch.samples.length} samples, ${bytes.length} bytes`);
+        const bytes = parts.reduce((n, p) => n + p.bytes.length, 0);
+        ctx.log.debug(
+          `sent step ${step}: ${batch.samples.length} samples, ${parts.length} part(s), ${bytes} bytes`,
+        );
       },
       waitForWeights: async (step, signal) => {
-        const mapped = primeSteps.get(step);
-        primeSteps.delete(step);
+        const mapped = stepMap[String(step)];
         if (mapped === null) return null;
         const n = mapped ?? step + config.step_offset;
         const dir = broadcastStepDir(runDir, n);
+        const sent =
+          config.transport === "zmq"
+            ? `sent over ${endpoint}`
+            : `written to ${rolloutStepDir(runDir, n)}/${codec.version === "0.8" ? "train_rollouts.bin" : "rank_*.bin"}`;
         await waitForFile(join(dir, STABLE_FILE), {
           pollMs: config.poll_ms,
           timeoutMs: config.weights_timeout_ms,
           signal,
-          what: `weights of step ${n} (${dir}/STABLE)`,
+          what: `weights of step ${n} (${dir}/STABLE; its batch was ${sent})`,
           check: controlFailure,
         });
         const metrics = await waitForStepMetrics(
@@ -179,6 +169,9 @@ export default definePlugin({
         );
         if (!metrics) ctx.log.debug(`no metrics for step ${n} in ${metricsFile}`);
         return { version: step + 1, path: dir, kind, metrics: metrics ?? {} };
+      },
+      close: () => {
+        sender?.close();
       },
     };
   },

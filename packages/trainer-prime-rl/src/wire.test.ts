@@ -27,7 +27,10 @@ describe("train_rollouts.bin", () => {
   test("python3-msgpack reads prime-rl's positional layout, types, nils and step numbering", async () => {
     const ctx = testContext();
     dirs.push(ctx.runDir);
-    const trainer = await plugin.create(plugin.configSchema.parse({ env_name: "mlgym" }), ctx);
+    const trainer = await plugin.create(
+      plugin.configSchema.parse({ prime_rl_version: "0.8", env_name: "mlgym" }),
+      ctx,
+    );
     const prompt = Array.from({ length: 20 }, (_, i) => i + 60);
     const samples = [
       testSample(prompt, [300, 256], [-1.25, 0], 0.5),
@@ -47,7 +50,7 @@ describe("train_rollouts.bin", () => {
     }
     // A resumed run (first air step 4) starts at prime-rl step 5.
     const resumed = await plugin.create(
-      plugin.configSchema.parse({ env_name: "mlgym", run_name: "run_b" }),
+      plugin.configSchema.parse({ prime_rl_version: "0.8", env_name: "mlgym", run_name: "run_b" }),
       ctx,
     );
     await resumed.submit({ schemaVersion: 1, step: 4, samples, metrics: {} });

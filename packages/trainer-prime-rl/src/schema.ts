@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { NEWEST_PRIME_RL, PRIME_RL_VERSIONS } from "./codecs/index.ts";
+
+/**
+ * The `[trainer]` section of the prime-rl plugin.
+ * @example primeRlConfigSchema.parse({ env_name: "mlgym", max_sample_tokens: 8192 })
+ */
+export const primeRlConfigSchema = z
+  .object({
+    prime_rl_version: z
+      .enum(PRIME_RL_VERSIONS)
+      .default(NEWEST_PRIME_RL)
+      .describe(
+        "prime-rl release the trainer runs: 0.8 (TrainingBatch files, run_* dirs) or 0.9 (MicroBatch per rank, file or ZMQ)",
+      ),
+    transport: z
+      .enum(["filesystem", "zmq"])
+      .default("filesystem")
+      .describe(
+        "how batches reach the trainer (prime-rl's rollout_transport; zmq needs prime_rl_version 0.9)",
+      ),
+    zmq_host: z.string().default("localhost").describe("ZMQ transport host (prime-rl's default: localhost)"),
+    zmq_port: z
+      .number()
+      .int()
+      .min(1)
+      .max(65534)
+      .default(5555)
+      .describe("ZMQ data port; the READY barrier listens on port + 1 (prime-rl's default: 5555)"),
+    zmq_ready_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(1_800_000)
+      .describe("how long the first batch waits for every trainer rank to subscribe and send READY"),
+    data_world_size: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("0.9: the trainer's data-parallel ranks (num_train_workers): one micro-batch list per rank"),
+    seq_len: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "0.9: the trainer's [model] seq_len, the packing bin size (default: max_sample_tokens, else 2048)",
+      ),
+    pad_to_multiple_of: z
+      .number()
+      .int()
+      .positive()
+      .default(1)
+      .describe("0.9: pad each micro batch to a multiple of this (the trainer's context-parallel degree)"),
+    output_dir: z
+      .string()
+      .optional()
+      .describe("the prime-rl trainer's output_dir (default: <run dir>/prime-rl); relative to the TOML file"),
+    run_name: z
+      .string()
+      .regex(/^run_[A-Za-z0-9._-]+$/, "prime-rl's multi-run manager only trains run_* directories")
+      .default("run_default")
+      .describe("0.8: the orchestrator's run directory under output_dir (prime-rl's default: run_default)"),
+    run_dir: z.string().optional().describe("full path of the run directory; overrides output_dir/run_name"),
+    metrics_file: z
+      .string()
+      .optional()
+      .describe(
+        "JSONL of trainer step metrics (default: <output_dir>/metrics.jsonl, prime-rl's [file_monitor])",
+      ),
+    poll_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(500)
+      .describe("how often to look for STABLE (prime-rl: 1000)"),
+    weights_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(3_600_000)
+      .describe("give up waiting for one step's weights after this long"),
+    metrics_wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .default(5_000)
+      .describe(
+        "after STABLE, wait this long for the step's metrics row (prime-rl logs it after broadcasting)",
+      ),
+    env_name: z.string().default("air").describe("TrainingSample.env_name: per-env metrics in the trainer"),
+    lora: z.boolean().default(false).describe("the trainer broadcasts LoRA adapters instead of full weights"),
+    lora_rank: z.number().int().positive().default(16).describe("LoRA rank written to control/orch.toml"),
+    lora_alpha: z.number().positive().default(32).describe("LoRA alpha written to control/orch.toml"),
+    step_offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe("prime-rl step = air step + step_offset (prime-rl v0.8.0 counts steps from 1)"),
+    write_control: z
+      .boolean()
+      .default(true)
+      .describe(
+        "0.8: write <run_dir>/control/orch.toml, without which prime-rl's trainer ignores the run dir",
+      ),
+    max_sample_tokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("the trainer's seq_len: a longer sample would get the run evicted, so submit refuses it"),
+  })
+  .strict()
+  .refine((c) => c.transport === "filesystem" || c.prime_rl_version !== "0.8", {
+    message: 'prime-rl 0.8 is driven over the filesystem transport here (transport = "filesystem")',
+  });
+
+export type PrimeRlConfig = z.output<typeof primeRlConfigSchema>;
