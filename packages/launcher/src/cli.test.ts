@@ -89,6 +89,25 @@ describe("rl validate (real child process)", () => {
     expect(resolved.root.deployment.num_infer_gpus).toBe(1);
   });
 
+  test("sections a child process reads are checked at validate, with their TOML paths", async () => {
+    const file = await configWith((t) => t);
+    const out = rl([
+      "validate",
+      file,
+      "--trainer_process.tiny.lr",
+      "-1",
+      "--inference.tiny.no_such_key",
+      "3",
+    ]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("trainer_process.tiny.lr:");
+    expect(out.stderr).toMatch(/inference\.tiny: .*no_such_key/);
+    const quickstart = join(import.meta.dir, "..", "..", "..", "configs", "quickstart.toml");
+    const url = rl(["validate", quickstart, "--policy.base_url", '"not a url"']);
+    expect(url.code).toBe(2);
+    expect(url.stderr).toContain("policy.base_url: expected an http(s) URL");
+  });
+
   test("usage errors exit 2", () => {
     expect(rl(["validate"]).code).toBe(2);
     expect(rl(["clean"]).code).toBe(2);

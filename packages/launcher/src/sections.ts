@@ -1,6 +1,23 @@
 import type { ResolvedConfig } from "@air/core";
 import { evalSection } from "@air/eval";
+import { tinySectionSchema } from "@air/tiny";
 import { z } from "zod";
+
+/**
+ * A `tiny = { ... }` table handed to the tiny server or trainer as is (the launcher adds model, seed, ports),
+ * checked here with the scripts' own schema so `rl validate` names a bad key or value by its TOML path.
+ */
+const tinySection = (role: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .default({})
+    .superRefine((value, ctx) => {
+      const parsed = tinySectionSchema.safeParse(value);
+      if (parsed.success) return;
+      for (const issue of parsed.error.issues)
+        ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+    })
+    .describe(`config of the tiny ${role}, passed to it as --config JSON`);
 
 const gpuIds = z.array(z.number().int().min(0));
 
@@ -112,10 +129,7 @@ export const inferenceSection = z
     env: z.record(z.string(), z.string()).default({}).describe("extra environment variables"),
     health_paths: z.array(z.string()).default(["/health", "/v1/models"]).describe("readiness checks"),
     startup_timeout_ms: z.number().int().positive().default(600_000),
-    tiny: z
-      .record(z.string(), z.unknown())
-      .default({})
-      .describe("config of the tiny server (kind = tiny), passed to it as --config JSON"),
+    tiny: tinySection("server (kind = tiny)"),
   })
   .strict()
   .prefault({});
@@ -158,10 +172,7 @@ export const trainerProcessSection = z
     extra_args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
     startup_timeout_ms: z.number().int().positive().default(120_000),
-    tiny: z
-      .record(z.string(), z.unknown())
-      .default({})
-      .describe("config of the tiny trainer (kind = tiny), passed to it as --config JSON"),
+    tiny: tinySection("trainer (kind = tiny)"),
   })
   .strict()
   .refine((t) => t.node_rank < t.nnodes, { message: "node_rank must be < nnodes", path: ["node_rank"] })

@@ -5,7 +5,7 @@ import { z } from "zod";
  * Server and trainer must get the same model fields and seed: both build their initial weights from them.
  * @example tinyConfigSchema.parse({ commands: ["python train.py", "validate", "submit"], run_dir: "/out/prime-rl/run_default" })
  */
-export const tinyConfigSchema = z
+const tinyFields = z
   .object({
     host: z.string().default("127.0.0.1").describe("server bind address"),
     port: z.number().int().min(0).max(65535).default(8000).describe("server port; 0 picks a free one"),
@@ -74,11 +74,19 @@ export const tinyConfigSchema = z
       .default("Next I run this command.")
       .describe("the DISCUSSION line written before each command"),
   })
-  .strict()
-  .refine((c) => c.d_model % c.heads === 0, {
-    message: "d_model must be a multiple of heads",
-    path: ["heads"],
-  });
+  .strict();
+
+export const tinyConfigSchema = tinyFields.refine((c) => c.d_model % c.heads === 0, {
+  message: "d_model must be a multiple of heads",
+  path: ["heads"],
+});
+
+/**
+ * What a user may set in `[inference] tiny` / `[trainer_process] tiny`: any of the fields, checked as the scripts
+ * will check them (so `rl validate` catches a bad value, naming its TOML path), no defaults filled in.
+ * @example tinySectionSchema.safeParse({ lr: -1 }).success // false
+ */
+export const tinySectionSchema = tinyFields.partial();
 
 export type TinyConfig = z.output<typeof tinyConfigSchema>;
 export type TinyConfigInput = z.input<typeof tinyConfigSchema>;

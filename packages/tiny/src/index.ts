@@ -1,4 +1,4 @@
-export { type TinyConfig, type TinyConfigInput, tinyConfigSchema } from "./config.ts";
+export { type TinyConfig, type TinyConfigInput, tinyConfigSchema, tinySectionSchema } from "./config.ts";
 export { startTiny, type TinyProcess } from "./process.ts";
 export {
   TINY_PYTHON,
