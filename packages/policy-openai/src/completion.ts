@@ -1,12 +1,17 @@
+export { isContextLengthError } from "./kinds.ts";
+
 /** What the policy reads from one chat completion answer. */
 export interface CompletionRead {
   text: string;
   finishReason: string;
-  /** vLLM's top-level `prompt_token_ids` (with `return_token_ids`). */
+  /** vLLM's top-level `prompt_token_ids`, or SGLang's `choices[0].prompt_token_ids`. */
   promptTokenIds?: number[];
-  /** vLLM's `choices[0].token_ids`, else ids recovered from `token_id:N` logprob tokens. */
+  /**
+   * `choices[0].token_ids` (vLLM, SGLang), else the `id` of each logprob entry (llama.cpp), else ids from
+   * `token_id:N` logprob tokens (vLLM's `return_tokens_as_token_ids`).
+   */
   completionTokenIds?: number[];
-  /** `choices[0].logprobs.content[i].logprob`. */
+  /** `choices[0].logprobs.content[i].logprob`, or `log(prob)` of llama.cpp's `post_sampling_probs` entries. */
   logprobs?: number[];
   usage?: { promptTokens: number; completionTokens: number };
 }
@@ -18,10 +23,26 @@ function numberArray(value: unknown): number[] | undefined {
   return value.every((v) => typeof v === "number" && Number.isFinite(v)) ? (value as number[]) : undefined;
 }
 
+/** One logprob entry's logprob: `logprob`, or the log of llama.cpp's post-sampling `prob`. */
+function entryLogprob(entry: Record<string, unknown>): number {
+  if (typeof entry.logprob === "number") return entry.logprob;
+  if (typeof entry.prob === "number" && entry.prob > 0) return Math.log(entry.prob);
+  return Number.NaN;
+}
+
+/** One logprob entry's token id: llama.cpp's `id`, SGLang's `token_id`, or vLLM's `token_id:N` token text. */
+function entryTokenId(entry: Record<string, unknown>): number | undefined {
+  for (const key of ["id", "token_id"]) {
+    const v = entry[key];
+    if (typeof v === "number" && Number.isInteger(v) && v >= 0) return v;
+  }
+  const m = TOKEN_ID.exec(typeof entry.token === "string" ? entry.token : "");
+  return m?.[1] === undefined ? undefined : Number(m[1]);
+}
+
 /**
- * Reads text, finish reason, token ids and logprobs from a chat completion answer (OpenAI shape with vLLM's
- * `prompt_token_ids` / `choices[0].token_ids`). Completion ids fall back to `token_id:N` logprob tokens
- * (vLLM's `return_tokens_as_token_ids`). Missing parts are left undefined.
+ * Reads text, finish reason, token ids and logprobs from a chat completion answer of any known server (the
+ * fields of vLLM, SGLang and llama.cpp do not collide). Missing parts are left undefined.
  * @example readCompletion({ choices: [{ message: { content: "hi" }, finish_reason: "stop" }] }).text // "hi"
  */
 export function readCompletion(answer: unknown): CompletionRead {
@@ -33,27 +54,20 @@ export function readCompletion(answer: unknown): CompletionRead {
   const finishReason = typeof choice.finish_reason === "string" ? choice.finish_reason : "stop";
   const content = ((choice.logprobs ?? {}) as Record<string, unknown>).content;
   const entries = Array.isArray(content) ? (content as Array<Record<string, unknown>>) : undefined;
-  const logprobs = entries?.map((e) => (typeof e.logprob === "number" ? e.logprob : Number.NaN));
+  const logprobs = entries?.map(entryLogprob);
   const read: CompletionRead = { text, finishReason };
   if (logprobs?.every((l) => Number.isFinite(l))) read.logprobs = logprobs;
-  read.promptTokenIds = numberArray(root.prompt_token_ids);
+  read.promptTokenIds = numberArray(root.prompt_token_ids) ?? numberArray(choice.prompt_token_ids);
   read.completionTokenIds = numberArray(choice.token_ids);
   if (!read.completionTokenIds && entries && entries.length > 0) {
-    const ids = entries.map((e) => TOKEN_ID.exec(typeof e.token === "string" ? e.token : "")?.[1]);
-    if (ids.every((id) => id !== undefined)) read.completionTokenIds = ids.map(Number);
+    const ids = entries.map(entryTokenId);
+    if (ids.every((id) => id !== undefined)) read.completionTokenIds = ids as number[];
   }
   const usage = root.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
   if (typeof usage?.prompt_tokens === "number" && typeof usage.completion_tokens === "number") {
     read.usage = { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens };
   }
   return read;
-}
-
-/** True when the error text is a server's "prompt too long for the context window" answer (vLLM, OpenAI). */
-export function isContextLengthError(message: string): boolean {
-  return /maximum context length|context_length_exceeded|longer than the maximum model length|max_model_len/i.test(
-    message,
-  );
 }
 
 /** Token data of one sample, complete or with the reasons it is not. */
@@ -66,17 +80,29 @@ export interface TokenData {
 }
 
 /**
- * Checks that prompt ids, completion ids and one logprob per completion token are all there.
+ * Checks that prompt ids, completion ids and one logprob per completion token are all there, and that the id
+ * counts agree with the answer's `usage` (a prompt of N tokens cannot have 0 or M ≠ N ids).
  * @example checkTokenData([1], [2, 3], [-0.1, -0.2]).problems // []
  */
 export function checkTokenData(
   promptIds: number[] | undefined,
   completionIds: number[] | undefined,
   logprobs: number[] | undefined,
+  usage?: { promptTokens: number; completionTokens: number },
 ): TokenData {
   const problems: string[] = [];
-  if (promptIds === undefined) problems.push("no prompt token ids (no prompt_token_ids and no /tokenize)");
+  if (promptIds === undefined)
+    problems.push("no prompt token ids (none in the answer, none from tokenizing)");
+  else if (promptIds.length === 0) problems.push("empty prompt token ids");
+  else if (usage !== undefined && usage.promptTokens > 0 && usage.promptTokens !== promptIds.length) {
+    problems.push(`${promptIds.length} prompt token ids but usage.prompt_tokens = ${usage.promptTokens}`);
+  }
   if (completionIds === undefined) problems.push("no completion token ids");
+  else if (usage !== undefined && completionIds.length > usage.completionTokens) {
+    problems.push(
+      `${completionIds.length} completion token ids but usage.completion_tokens = ${usage.completionTokens}`,
+    );
+  }
   if (logprobs === undefined) problems.push("no logprobs");
   else if (completionIds !== undefined && logprobs.length !== completionIds.length) {
     problems.push(`${logprobs.length} logprobs for ${completionIds.length} completion tokens`);

@@ -26,10 +26,16 @@ const history = z
 export const openaiPolicyConfig = z
   .object({
     base_url: z
-      .string()
+      .url({ protocol: /^https?$/, error: "expected an http(s) URL, e.g. http://127.0.0.1:8000/v1" })
       .default("http://127.0.0.1:8000/v1")
       .describe("OpenAI-compatible base URL; admin routes (/tokenize, /pause, ...) are at its root"),
     api_key: z.string().default("EMPTY").describe("bearer token sent to the server"),
+    server: z
+      .enum(["auto", "vllm", "sglang", "llama.cpp", "openai"])
+      .default("auto")
+      .describe(
+        "server kind (where token ids/logprobs come from); auto: detected from /v1/models, /props, /get_model_info, /version",
+      ),
     model: z.string().optional().describe("served model name (default: [model] name)"),
     temperature: z.number().min(0).default(1).describe("sampling temperature"),
     top_p: z.number().gt(0).max(1).default(1).describe("nucleus sampling"),
@@ -79,19 +85,25 @@ export const openaiPolicyConfig = z
     return_token_ids: z
       .boolean()
       .default(true)
-      .describe("ask for vLLM's prompt_token_ids / choices[0].token_ids (off for servers that reject it)"),
+      .describe(
+        "ask vLLM / SGLang for prompt and completion token ids in the answer (off for servers that reject it)",
+      ),
     vllm_extras: z
       .boolean()
       .default(true)
-      .describe("also send vLLM's return_tokens_as_token_ids and a per-version cache_salt"),
+      .describe("vLLM only: also send return_tokens_as_token_ids and a per-version cache_salt"),
     require_token_data: z
       .boolean()
       .default(true)
-      .describe("fail a generation whose token ids or logprobs cannot be recovered (needed for training)"),
+      .describe(
+        "fail a generation whose token ids or logprobs cannot be recovered (needed for training; evaluation runs never require them)",
+      ),
     weight_update: z
       .enum(["full", "lora"])
       .default("full")
-      .describe("full: POST /pause, /update_weights, /resume (prime-rl server); lora: load an adapter"),
+      .describe(
+        "full: POST /pause, /update_weights, /resume (prime-rl server) or SGLang's /update_weights_from_disk; lora: load an adapter",
+      ),
     lora_name: z.string().optional().describe("adapter name; generations then request this model name"),
     lora_route: z
       .string()

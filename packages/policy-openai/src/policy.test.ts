@@ -113,9 +113,11 @@ describe("generate", () => {
         "logprobs",
         "max_completion_tokens",
         "messages",
+        "min_p",
         "model",
         "n",
         "temperature",
+        "top_k",
         "top_logprobs",
         "top_p",
       ].sort(),
@@ -323,7 +325,8 @@ describe("context window", () => {
     const server = start({ maxModelLen: 100_000 });
     const g = await generate(policyFor(server, { max_model_len: 300 }), long);
     expect(g.finishReason).toBe("context_length");
-    expect(server.paths()).not.toContain("/v1/models");
+    // /v1/models is read once for the server kind; the window used is the config's 300, not the server's 100k
+    expect(server.paths()).toEqual(["/v1/models", "/tokenize"]);
   });
 
   test("when the window is unknown, the server's context-length 400 becomes context_length", async () => {
@@ -339,7 +342,8 @@ describe("loadWeights", () => {
     const server = start();
     const policy = policyFor(server);
     await policy.loadWeights({ version: 2, path: "/tmp/run/broadcasts/step_2", kind: "full" });
-    expect(server.requests.map((r) => [r.path, r.query, r.body])).toEqual([
+    const admin = server.requests.filter((r) => r.path !== "/v1/models");
+    expect(admin.map((r) => [r.path, r.query, r.body])).toEqual([
       ["/pause", { mode: "keep", clear_cache: "false" }, undefined],
       ["/update_weights", {}, { weight_dir: "/tmp/run/broadcasts/step_2" }],
       ["/resume", {}, undefined],
@@ -366,7 +370,7 @@ describe("loadWeights", () => {
     server.failNext("/update_weights", 1, { status: 503 });
     const policy = policyFor(server);
     await policy.loadWeights({ version: 1, path: "/w/1" });
-    expect(server.paths()).toEqual(["/pause", "/update_weights", "/update_weights", "/resume"]);
+    expect(server.paths()).toEqual(["/v1/models", "/pause", "/update_weights", "/update_weights", "/resume"]);
     expect(policy.version).toBe(1);
   });
 
@@ -376,7 +380,7 @@ describe("loadWeights", () => {
     const policy = policyFor(server);
     const error = await policy.loadWeights({ version: 1, path: "/w/1" }).catch((e: unknown) => e);
     expect((error as AirError).code).toBe("POLICY_FAILED");
-    expect(server.paths()).toEqual(["/pause", "/update_weights", "/resume"]);
+    expect(server.paths()).toEqual(["/v1/models", "/pause", "/update_weights", "/resume"]);
     expect(policy.version).toBe(0);
   });
 
@@ -385,7 +389,8 @@ describe("loadWeights", () => {
     server.failNext("/v1/load_lora_adapter", 1, { status: 404 });
     const policy = policyFor(server, { weight_update: "lora", lora_name: "air-lora" });
     await policy.loadWeights({ version: 3, path: "/w/lora_3" });
-    expect(server.requests.map((r) => [r.path, r.body])).toEqual([
+    const admin = server.requests.filter((r) => r.path !== "/v1/models");
+    expect(admin.map((r) => [r.path, r.body])).toEqual([
       ["/v1/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/lora_3", load_inplace: true }],
       ["/v1/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/lora_3", load_inplace: true }],
     ]);

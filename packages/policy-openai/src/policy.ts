@@ -11,9 +11,12 @@ import {
 } from "@air/core";
 import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
 import type { OpenAIPolicyConfig } from "./config.ts";
+import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
+import { kindRequestFields, type ServerInfo } from "./kinds.ts";
 import { formatErrorMessage, parseAction } from "./parse/action.ts";
+import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
 import { statusOf } from "./retry.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
@@ -27,6 +30,8 @@ export interface PolicyEnvironment {
   log: Logger;
   /** Aborts weight updates and model lookups when the run stops. */
   signal: AbortSignal;
+  /** An evaluation: generations never need token ids or logprobs (only the text). */
+  evaluationOnly?: boolean;
 }
 
 interface Sampled {
@@ -54,8 +59,10 @@ export class OpenAIPolicy implements Policy {
   private requestModel: string;
   private readonly baseModel: string;
   private readonly gate: RequestGate;
-  /** Known context window; Infinity once the server said it has none. */
-  private contextWindow?: number;
+  /** Context window from the config; else the server's. */
+  private readonly configWindow?: number;
+  /** The server's kind and window, found once (a failed detection is retried by the next request). */
+  private detected?: Promise<ServerInfo>;
 
   constructor(
     readonly config: OpenAIPolicyConfig,
@@ -64,7 +71,7 @@ export class OpenAIPolicy implements Policy {
     this.server = new InferenceServer(config);
     this.baseModel = config.model ?? env.modelName;
     this.requestModel = this.baseModel;
-    this.contextWindow = config.max_model_len ?? env.maxModelLen;
+    this.configWindow = config.max_model_len ?? env.maxModelLen;
     this.gate = new RequestGate(
       {
         maxConcurrent: config.max_concurrent_requests,
@@ -78,6 +85,32 @@ export class OpenAIPolicy implements Policy {
 
   get version(): number {
     return this.currentVersion;
+  }
+
+  /**
+   * The server's kind (`policy.server`, or detected from its routes) and context window. Detection runs once;
+   * a failure is not cached.
+   */
+  async serverInfo(signal: AbortSignal): Promise<ServerInfo> {
+    if (this.detected === undefined) {
+      const forced = this.config.server;
+      const attempt = this.gate.run(
+        "server detection",
+        () => detectServer(this.server, forced, this.baseModel, signal),
+        signal,
+      );
+      this.detected = attempt;
+      attempt.then(
+        (info) =>
+          this.env.log.info(
+            `server: ${info.kind} (${info.evidence})${info.contextWindow ? `, context window ${info.contextWindow}` : ""}`,
+          ),
+        () => {
+          if (this.detected === attempt) this.detected = undefined;
+        },
+      );
+    }
+    return await this.detected;
   }
 
   /** Model name sent with chat requests (the LoRA adapter's name once one is loaded). */
@@ -121,7 +154,8 @@ export class OpenAIPolicy implements Policy {
   }
 
   async loadWeights(weights: WeightsRef): Promise<void> {
-    const model = await loadWeights(this.server, this.config, weights, this.env);
+    const { kind } = await this.serverInfo(this.env.signal);
+    const model = await loadWeights(this.server, this.config, weights, this.env, kind);
     if (model !== undefined) this.requestModel = model;
     this.currentVersion = weights.version;
   }
@@ -150,11 +184,12 @@ export class OpenAIPolicy implements Policy {
   private async sample(messages: Message[], request: GenerateRequest, formatRetry: number): Promise<Sampled> {
     const { signal } = request;
     const version = this.currentVersion;
+    const info = await this.serverInfo(signal);
     let maxTokens = this.config.max_tokens;
     let promptIds: number[] | undefined;
-    const limit = await this.maxModelLen(signal);
+    const limit = this.configWindow ?? info.contextWindow;
     if (limit !== undefined && upperBoundTokens(messages) + maxTokens > limit) {
-      promptIds = await this.tokenizeMessages(messages, signal);
+      promptIds = await this.tokenizeMessages(info, messages, signal);
       if (promptIds !== undefined) {
         if (promptIds.length >= limit) return this.contextStop(promptIds, version);
         if (promptIds.length + maxTokens > limit) {
@@ -163,7 +198,7 @@ export class OpenAIPolicy implements Policy {
         }
       }
     }
-    const body = this.chatBody(messages, maxTokens, request, formatRetry);
+    const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
     let answer: unknown;
     try {
       answer = await this.gate.run("chat completion", () => this.server.chat(body, signal), signal, true);
@@ -179,9 +214,19 @@ export class OpenAIPolicy implements Policy {
       });
     }
     const read = readCompletion(answer);
-    promptIds = read.promptTokenIds ?? promptIds ?? (await this.tokenizeMessages(messages, signal));
+    const needed = this.config.require_token_data && !this.env.evaluationOnly;
+    if (!needed && info.kind === "openai") {
+      return {
+        text: read.text,
+        finishReason: read.finishReason,
+        ...checkTokenData(read.promptTokenIds ?? [], read.completionTokenIds ?? [], read.logprobs ?? []),
+        version,
+        usage: read.usage,
+      };
+    }
+    promptIds = read.promptTokenIds ?? promptIds ?? (await this.tokenizeMessages(info, messages, signal));
     let completionIds = read.completionTokenIds;
-    if (completionIds === undefined && read.text !== "") {
+    if (completionIds === undefined && read.text !== "" && info.kind === "vllm") {
       const ids = await this.tokenize(
         () => this.server.tokenizeText(this.requestModel, read.text, signal),
         signal,
@@ -189,15 +234,12 @@ export class OpenAIPolicy implements Policy {
       if (ids !== undefined && ids.length === read.logprobs?.length) completionIds = ids;
     }
     if (read.text === "" && completionIds === undefined) completionIds = [];
-    const data = checkTokenData(promptIds, completionIds, read.logprobs);
-    if (data.problems.length > 0 && this.config.require_token_data) {
+    const data = checkTokenData(promptIds, completionIds, read.logprobs, read.usage);
+    if (data.problems.length > 0 && needed) {
       throw new AirError(
         "POLICY_FAILED",
-        `the server's answer lacks training data: ${data.problems.join("; ")}`,
-        {
-          plugin: "openai",
-          hook: "generate",
-        },
+        `the ${info.kind} server's answer lacks training data: ${data.problems.join("; ")} (${lacksHint(info.kind)})`,
+        { plugin: "openai", hook: "generate" },
       );
     }
     return { text: read.text, finishReason: read.finishReason, ...data, version, usage: read.usage };
@@ -216,6 +258,7 @@ export class OpenAIPolicy implements Policy {
   }
 
   private chatBody(
+    info: ServerInfo,
     messages: Message[],
     maxTokens: number,
     request: GenerateRequest,
@@ -228,41 +271,35 @@ export class OpenAIPolicy implements Policy {
       top_p: this.config.top_p,
       max_completion_tokens: maxTokens,
       n: 1,
-      logprobs: true,
-      top_logprobs: 0,
+      ...kindRequestFields(info.kind, {
+        returnTokenIds: this.config.return_token_ids,
+        vllmExtras: this.config.vllm_extras,
+        version: this.currentVersion,
+      }),
     };
     if (this.config.seed !== undefined) {
       body.seed = requestSeed(this.config.seed, request.rolloutId, request.turnIndex, formatRetry);
     }
-    if (this.config.return_token_ids) body.return_token_ids = true;
-    if (this.config.vllm_extras) {
-      body.return_tokens_as_token_ids = true;
-      body.cache_salt = `v${this.currentVersion}`;
-    }
     return body;
   }
 
-  /** The context window: from config, else `max_model_len` of GET /v1/models (cached once known). */
-  private async maxModelLen(signal: AbortSignal): Promise<number | undefined> {
-    if (this.contextWindow === undefined) {
-      try {
-        const models = await this.gate.run("GET /v1/models", () => this.server.models(signal), signal);
-        const entry = models.find((m) => m.id === this.baseModel) ?? models[0];
-        const reported = entry?.max_model_len;
-        this.contextWindow = typeof reported === "number" ? reported : Number.POSITIVE_INFINITY;
-      } catch (error) {
-        this.env.log.warn(`could not read max_model_len from /v1/models: ${errorMessage(error)}`);
-        return undefined;
-      }
+  private async tokenizeMessages(
+    info: ServerInfo,
+    messages: Message[],
+    signal: AbortSignal,
+  ): Promise<number[] | undefined> {
+    this.gate.count((s) => s.tokenizeCalls++);
+    try {
+      return await this.gate.run(
+        "prompt tokenization",
+        () => promptIdsByKind(this.server, info.kind, this.requestModel, messages, signal),
+        signal,
+      );
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404 || status === 400) return undefined;
+      throw error;
     }
-    return Number.isFinite(this.contextWindow) ? this.contextWindow : undefined;
-  }
-
-  private async tokenizeMessages(messages: Message[], signal: AbortSignal): Promise<number[] | undefined> {
-    return await this.tokenize(
-      () => this.server.tokenizeMessages(this.requestModel, messages, signal),
-      signal,
-    );
   }
 
   /** Token ids through /tokenize; undefined when the server has no such route or answers without tokens. */

@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import type { OpenAIPolicyConfig } from "./config.ts";
 import { HttpStatusError } from "./retry.ts";
 
-/** The body of one chat completion request (OpenAI fields plus vLLM's extensions). */
+/** The body of one chat completion request: OpenAI fields plus the server kind's own (see `kindRequestFields`). */
 export interface ChatBody {
   model: string;
   messages: Message[];
@@ -12,12 +12,8 @@ export interface ChatBody {
   /** vLLM and OpenAI's current name (`max_tokens` is deprecated there); prime-rl v0.8.0 sends this one too. */
   max_completion_tokens: number;
   n: 1;
-  logprobs: true;
-  top_logprobs: 0;
   seed?: number;
-  return_token_ids?: true;
-  return_tokens_as_token_ids?: true;
-  cache_salt?: string;
+  [field: string]: unknown;
 }
 
 /** vLLM's `/tokenize` answer. */
@@ -69,6 +65,26 @@ export class InferenceServer {
   async tokenizeText(model: string, text: string, signal: AbortSignal): Promise<TokenizeResult> {
     const body = { model, prompt: text, add_special_tokens: false };
     return (await this.postJson(`${this.rootUrl}/tokenize`, body, signal)) as TokenizeResult;
+  }
+
+  /** llama.cpp: the prompt its chat template renders for `messages` (`POST /apply-template` → `{prompt}`). */
+  async applyTemplate(messages: Message[], signal: AbortSignal): Promise<unknown> {
+    return await this.postJson(`${this.rootUrl}/apply-template`, { messages }, signal);
+  }
+
+  /**
+   * llama.cpp: token ids of `content` as its server tokenizes a rendered chat prompt (`POST /tokenize
+   * {content, add_special: true, parse_special: true}` → `{tokens}`).
+   */
+  async tokenizeContent(content: string, signal: AbortSignal): Promise<unknown> {
+    const body = { content, add_special: true, parse_special: true };
+    return await this.postJson(`${this.rootUrl}/tokenize`, body, signal);
+  }
+
+  /** `GET` of a route: under `base_url` when it starts with /v1, else at the server root. */
+  async getJson(route: string, signal: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    const url = route.startsWith("/v1/") ? `${this.baseUrl}${route.slice(3)}` : `${this.rootUrl}${route}`;
+    return await this.send("GET", url, undefined, signal, timeoutMs);
   }
 
   /** `GET /v1/models`. */

@@ -1,5 +1,6 @@
 import { AirError, errorMessage, type WeightsRef } from "@air/core";
 import type { OpenAIPolicyConfig } from "./config.ts";
+import type { ServerKind } from "./kinds.ts";
 import type { PolicyEnvironment } from "./policy.ts";
 import { isTransient, statusOf, withRetries } from "./retry.ts";
 import type { InferenceServer } from "./server.ts";
@@ -17,6 +18,7 @@ export async function loadWeights(
   config: OpenAIPolicyConfig,
   weights: WeightsRef,
   env: PolicyEnvironment,
+  serverKind: ServerKind = "vllm",
 ): Promise<string | undefined> {
   const kind = weights.kind ?? config.weight_update;
   const path = weights.path;
@@ -68,6 +70,31 @@ export async function loadWeights(
     );
     env.log.info(`loaded LoRA adapter ${name} v${weights.version} from ${path}`);
     return name;
+  }
+  if (serverKind === "sglang") {
+    // SGLang: POST /update_weights_from_disk {model_path, weight_version} → {success, message}.
+    const answer = (await post(
+      "/update_weights_from_disk",
+      { model_path: path, weight_version: String(weights.version) },
+      config.update_weights_timeout_ms,
+      isTransient,
+    )) as { success?: unknown; message?: unknown };
+    if (answer.success !== true) {
+      throw new AirError(
+        "POLICY_FAILED",
+        `SGLang refused weights v${weights.version} from ${path}: ${String(answer.message ?? "no message")}`,
+        { plugin: "openai", hook: "loadWeights" },
+      );
+    }
+    env.log.info(`SGLang loaded weights v${weights.version} from ${path}`);
+    return undefined;
+  }
+  if (serverKind === "llama.cpp" || serverKind === "openai") {
+    throw new AirError(
+      "POLICY_FAILED",
+      `a ${serverKind} server has no route to load new full weights (v${weights.version}); train with vLLM (prime-rl's server) or SGLang, or use trainer "none"`,
+      { plugin: "openai", hook: "loadWeights" },
+    );
   }
   env.log.info(`updating weights in flight to v${weights.version} from ${path}`);
   await post("/pause", undefined, config.admin_timeout_ms, isTransient, {
