@@ -100,7 +100,13 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     err(`error: ${(error as Error).message}\n`);
     return { ...result, exitCode: EXIT.badInput, error: (error as Error).message };
   }
-  const lastStep = readLastCompletedStep(runDir);
+  let lastStep: number | undefined;
+  try {
+    lastStep = readLastCompletedStep(runDir);
+  } catch (error) {
+    err(`error: ${(error as Error).message}\n`);
+    return { ...result, exitCode: EXIT.badInput, error: (error as Error).message };
+  }
   const startStep = options.resume ? (lastStep ?? -1) + 1 : 0;
   const initialWeights = options.resume ? resumeWeights(config, startStep) : undefined;
   if (options.resume) {

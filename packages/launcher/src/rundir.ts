@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { AirError, errorMessage } from "@air/core";
 import { isAlive, readProc } from "./proc.ts";
 
 /** File names inside a run directory. */
@@ -97,9 +98,32 @@ export function writeProgress(runDir: string, progress: Progress): void {
   writeJsonAtomic(join(runDir, RUN_FILES.progress), progress);
 }
 
-/** The last completed step recorded in a run directory, or undefined when none completed. */
+/**
+ * The last completed step recorded in a run directory, or undefined when none completed (no progress file).
+ * A progress file that exists but cannot be read as one throws (resuming from a guess would retrain or skip
+ * steps), naming the file.
+ * @example readLastCompletedStep("outputs/quickstart") // 4
+ */
 export function readLastCompletedStep(runDir: string): number | undefined {
-  return readJson<Progress>(join(runDir, RUN_FILES.progress))?.lastCompletedStep;
+  const file = join(runDir, RUN_FILES.progress);
+  if (!existsSync(file)) return undefined;
+  let progress: unknown;
+  try {
+    progress = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new AirError(
+      "CONFIG_INVALID",
+      `${file} is not valid JSON (${errorMessage(error)}); fix or remove it`,
+    );
+  }
+  const step = (progress as Partial<Progress> | null)?.lastCompletedStep;
+  if (step === undefined) return undefined;
+  if (typeof step !== "number" || !Number.isInteger(step) || step < 0)
+    throw new AirError(
+      "CONFIG_INVALID",
+      `${file}: lastCompletedStep must be a step number (an integer >= 0), got ${JSON.stringify(step)}; fix or remove it`,
+    );
+  return step;
 }
 
 /** Writes the resolved config (root values and plugin specs) into the run directory. */
