@@ -39,7 +39,12 @@ export interface UpsertBucketVariables {
 
 export interface UpsertBucketResult {
   upsertBucket?: {
-    bucket?: { id?: string; name?: string; displayName?: string; project?: { name?: string; entity?: { name?: string } } };
+    bucket?: {
+      id?: string;
+      name?: string;
+      displayName?: string;
+      project?: { name?: string; entity?: { name?: string } };
+    };
   };
 }
 

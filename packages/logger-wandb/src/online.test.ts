@@ -20,7 +20,14 @@ afterEach(() => {
 
 function sink(baseUrl: string, entity = "", attempts = 3) {
   const client = new WandbClient({ baseUrl, apiKey: KEY, timeoutMs: 5000, attempts, retryDelayMs: 5 });
-  const info = { runId: "abc12345", entity, project: "air-test", displayName: "fixture", tags: [], startTimeMs: 0 };
+  const info = {
+    runId: "abc12345",
+    entity,
+    project: "air-test",
+    displayName: "fixture",
+    tags: [],
+    startTimeMs: 0,
+  };
   return new OnlineSink(client, info, { flushMs: 10, finishTimeoutMs: 5000, log });
 }
 
@@ -48,7 +55,8 @@ describe("online sink, against the requests the official JS SDK sends", () => {
     }
     const upsert = (ours[1]!.body as Body).variables as Body;
     const sdkUpsert = sdk[1]!.body.variables as Body;
-    for (const key of ["name", "project", "entity", "displayName"]) expect(upsert[key]).toEqual(sdkUpsert[key]);
+    for (const key of ["name", "project", "entity", "displayName"])
+      expect(upsert[key]).toEqual(sdkUpsert[key]);
     for (const key of Object.keys(upsert)) expect(sdk[1]!.body.query as string).toContain(`$${key}:`);
     expect(ours[0]!.headers.authorization).toBe(`Basic ${Buffer.from(`api:${KEY}`).toString("base64")}`);
     expect(ours.every((r) => r.headers["content-type"] === "application/json")).toBe(true);

@@ -31,7 +31,6 @@ export class OnlineSink implements RunSink {
   private pendingConfig: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> = Promise.resolve();
-  private failures = 0;
   private dropped = false;
 
   constructor(
@@ -64,7 +63,7 @@ export class OnlineSink implements RunSink {
     this.schedule();
   }
 
-  history(row: Record<string, unknown>): void {
+  history(row: Record<string, unknown>, _step: number): void {
     this.pendingLines.push(JSON.stringify(row));
     this.schedule();
   }
@@ -93,7 +92,12 @@ export class OnlineSink implements RunSink {
     try {
       if (this.pendingConfig !== undefined) {
         const config = this.pendingConfig;
-        await this.client.upsertRun({ name: this.path.runId, project: this.path.project, entity: this.path.entity, config });
+        await this.client.upsertRun({
+          name: this.path.runId,
+          project: this.path.project,
+          entity: this.path.entity,
+          config,
+        });
         if (this.pendingConfig === config) this.pendingConfig = undefined;
       }
       const files = this.pendingFiles;
@@ -116,9 +120,7 @@ export class OnlineSink implements RunSink {
       this.pendingLines = this.pendingLines.slice(lines.length);
       this.historyOffset += lines.length;
       if (this.pendingSummary === summary) this.pendingSummary = undefined;
-      this.failures = 0;
     } catch (error) {
-      this.failures++;
       const permanent = error instanceof WandbHttpError && error.status !== undefined;
       this.options.log.error(`W&B: ${(error as Error).message}${permanent ? "; no more data is sent" : ""}`);
       if (permanent) this.dropped = true;

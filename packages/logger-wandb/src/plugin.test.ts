@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runToml } from "@air/core/testing";
 import { wandbLogger } from "./plugin.ts";
+import { decodeFields, readRecords } from "./read-records.ts";
 import { type FakeWandb, fakeWandb } from "./test-server.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-wandb-"));
@@ -62,25 +63,41 @@ describe("wandb logger in a real run", () => {
     server = fakeWandb();
     process.env.WANDB_API_KEY = "k".repeat(40);
     const run = await runToml(
-      toml("online", `entity = "team"\nproject = "p"\ntags = ["t1"]\nbase_url = "${server.baseUrl}"\nflush_ms = 20\ntable_rows = 2`),
+      toml(
+        "online",
+        `entity = "team"\nproject = "p"\ntags = ["t1"]\nbase_url = "${server.baseUrl}"\nflush_ms = 20\ntable_rows = 2`,
+      ),
       { plugins: [wandbLogger], dir },
     );
     expect(run.summary.status).toBe("completed");
     const upserts = server.graphql("UpsertBucket");
-    expect(upserts[0]!.variables).toMatchObject({ project: "p", entity: "team", displayName: "online", tags: ["t1"] });
+    expect(upserts[0]!.variables).toMatchObject({
+      project: "p",
+      entity: "team",
+      displayName: "online",
+      tags: ["t1"],
+    });
     expect(server.requests[0]!.path).toBe("/graphql");
     const config = JSON.parse(upserts.find((u) => u.variables.config)!.variables.config as string);
     expect(config.orchestrator.value.batch_size).toBe(4);
     expect(config.run.value.name).toBe("online");
 
-    const streams = server.requests.filter((r) => r.path.startsWith("/files/team/p/")).map((r) => r.body as Stream);
+    const streams = server.requests
+      .filter((r) => r.path.startsWith("/files/team/p/"))
+      .map((r) => r.body as Stream);
     const lines = streams.flatMap((s) => s.files?.["wandb-history.jsonl"]?.content ?? []);
     const offsets = streams.flatMap((s) => s.files?.["wandb-history.jsonl"]?.offset ?? []);
     const rows = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows.map((r) => r._step)).toEqual([0, 1, 2]);
     expect(offsets[0]).toBe(0);
     const first = rows[0]!;
-    for (const key of ["reward/mean", "effective/num_turns/mean", "time/step", "progress/rollouts", "all/has_error/mean"])
+    for (const key of [
+      "reward/mean",
+      "effective/num_turns/mean",
+      "time/step",
+      "progress/rollouts",
+      "all/has_error/mean",
+    ])
       expect(typeof first[key]).toBe("number");
     expect(first["rollout/turns/mean"]).toBeUndefined();
     expect(first["time/wait_for_policy"]).toBeGreaterThanOrEqual(0);
@@ -127,7 +144,9 @@ describe("wandb logger in a real run", () => {
       dir,
     });
     expect(run.summary.status).toBe("completed");
-    expect(server.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from("api:netrc-key").toString("base64")}`);
+    expect(server.requests[0]!.headers.authorization).toBe(
+      `Basic ${Buffer.from("api:netrc-key").toString("base64")}`,
+    );
   });
 
   test("disabled: nothing is sent or written", async () => {
@@ -156,5 +175,50 @@ describe("wandb logger in a real run", () => {
     expect(tables.filter((t) => t.startsWith("rollouts_"))).toHaveLength(2);
     const summary = JSON.parse(readFileSync(join(base, "files", "wandb-summary.json"), "utf8"));
     expect(summary._step).toBe(1);
+
+    const records = readRecords(new Uint8Array(readFileSync(join(base, "run-offl1234.wandb")))).map(
+      decodeFields,
+    );
+    const kinds = records.map((fields) => fields.find((f) => f.field !== 1)!.field);
+    const NAMES: Record<number, string> = {
+      2: "history",
+      3: "summary",
+      5: "config",
+      6: "files",
+      17: "run",
+      18: "exit",
+      20: "final",
+      21: "header",
+      22: "footer",
+    };
+    expect(kinds.map((k) => NAMES[k]).filter((k) => k !== "files")).toEqual([
+      "header",
+      "run",
+      "config",
+      "history",
+      "history",
+      "summary",
+      "exit",
+      "final",
+      "footer",
+    ]);
+    expect(records.map((fields) => Number(fields.find((f) => f.field === 1)!.varint))).toEqual(
+      records.map((_, k) => k + 1),
+    );
+    const body = (k: number) => decodeFields(records[kinds.indexOf(k)]!.find((f) => f.field === k)!.bytes!);
+    const str = (b?: Uint8Array) => new TextDecoder().decode(b);
+    const runRecord = body(17);
+    expect(str(runRecord.find((f) => f.field === 1)!.bytes)).toBe("offl1234");
+    expect(str(runRecord.find((f) => f.field === 3)!.bytes)).toBe("air");
+    expect(str(runRecord.find((f) => f.field === 8)!.bytes)).toBe("offline");
+    const configKeys = body(5).map((item) =>
+      str(decodeFields(item.bytes!).find((f) => f.field === 1)!.bytes),
+    );
+    expect(configKeys).toContain("orchestrator");
+    const historyKeys = body(2)
+      .filter((f) => f.field === 1)
+      .map((item) => str(decodeFields(item.bytes!).find((f) => f.field === 1)!.bytes));
+    expect(historyKeys).toContain("reward/mean");
+    expect(historyKeys).toContain("rollouts");
   });
 });

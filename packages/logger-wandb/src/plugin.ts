@@ -44,16 +44,30 @@ export const wandbLoggerConfig = z
       .int()
       .min(0)
       .default(8)
-      .describe("rollouts logged per step in the `rollouts` table (step, task, messages, reward, advantage); 0: none"),
-    flush_ms: z.number().int().positive().default(2000).describe("online: send queued rows at most this often"),
+      .describe(
+        "rollouts logged per step in the `rollouts` table (step, task, messages, reward, advantage); 0: none",
+      ),
+    flush_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(2000)
+      .describe("online: send queued rows at most this often"),
     timeout_ms: z.number().int().positive().default(30_000).describe("online: bound on each HTTP request"),
-    attempts: z.number().int().min(1).default(5).describe("online: tries per request on network errors and 5xx"),
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .default(5)
+      .describe("online: tries per request on network errors and 5xx"),
     finish_timeout_ms: z
       .number()
       .int()
       .positive()
       .default(20_000)
-      .describe("online: bound on sending the last rows when the run ends (keep below orchestrator.timeouts.hook_ms)"),
+      .describe(
+        "online: bound on sending the last rows when the run ends (keep below orchestrator.timeouts.hook_ms)",
+      ),
   })
   .strict();
 
@@ -83,11 +97,13 @@ export function baseUrlOf(config: WandbLoggerConfig, env: Record<string, string 
 export const wandbLogger = definePlugin({
   name: "wandb",
   kind: "logger",
-  description: "metrics, a rollouts table, eval results and the config to Weights & Biases (online or offline)",
+  description:
+    "metrics, a rollouts table, eval results and the config to Weights & Biases (online or offline)",
   configSchema: wandbLoggerConfig,
   launch: {
     preflight(config) {
-      if (config.mode !== "online") return [{ name: "wandb api key", status: "skip", message: `mode ${config.mode}` }];
+      if (config.mode !== "online")
+        return [{ name: "wandb api key", status: "skip", message: `mode ${config.mode}` }];
       const baseUrl = baseUrlOf(config, process.env);
       const key = resolveApiKey(baseUrl, process.env);
       return [
@@ -109,7 +125,11 @@ export const wandbLogger = definePlugin({
     };
     let sink: RunSink;
     if (config.mode === "offline") {
-      sink = new OfflineSink(isAbsolute(config.dir) ? config.dir : resolve(ctx.runDir, config.dir), info, ctx.log);
+      sink = new OfflineSink(
+        isAbsolute(config.dir) ? config.dir : resolve(ctx.runDir, config.dir),
+        info,
+        ctx.log,
+      );
     } else {
       const baseUrl = baseUrlOf(config, process.env);
       const key = resolveApiKey(baseUrl, process.env);

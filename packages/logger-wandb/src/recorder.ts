@@ -40,7 +40,12 @@ export class WandbRecorder {
         };
         this.merge(e.step, values);
         if (options.tableRows > 0) {
-          this.table("rollouts", e.step, e.trajectories, rolloutsTable(e.step, e.trajectories, e.batch, options.tableRows));
+          this.table(
+            "rollouts",
+            e.step,
+            e.trajectories,
+            rolloutsTable(e.step, e.trajectories, e.batch, options.tableRows),
+          );
         }
       },
       "weights:updated": (e) => {
@@ -51,7 +56,12 @@ export class WandbRecorder {
         this.merge(e.step, wandbMetrics(e.metrics));
         if (options.tableRows > 0) {
           const batch = { schemaVersion: 1, step: e.step, samples: [], metrics: {} };
-          this.table("eval/rollouts", e.step, e.trajectories, rolloutsTable(e.step, e.trajectories, batch, options.tableRows));
+          this.table(
+            "eval/rollouts",
+            e.step,
+            e.trajectories,
+            rolloutsTable(e.step, e.trajectories, batch, options.tableRows),
+          );
         }
       },
       "run:end": (e) => {
@@ -61,7 +71,12 @@ export class WandbRecorder {
     };
   }
 
-  private table(key: string, step: number, trajectories: Trajectory[], table: ReturnType<typeof rolloutsTable>) {
+  private table(
+    key: string,
+    step: number,
+    trajectories: Trajectory[],
+    table: ReturnType<typeof rolloutsTable>,
+  ) {
     if (trajectories.length === 0) return;
     const file = tableFile(key, step, table);
     this.sink.file(file.path, file.content);

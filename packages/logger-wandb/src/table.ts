@@ -54,7 +54,12 @@ export function sampleEvenly<T>(items: T[], count: number): T[] {
  * The rollouts table of a step: step, task, messages, reward, advantage, one row per sampled trajectory.
  * @example rolloutsTable(3, trajectories, batch, 4).data.length // 4
  */
-export function rolloutsTable(step: number, trajectories: Trajectory[], batch: Batch, rows: number): TableJson {
+export function rolloutsTable(
+  step: number,
+  trajectories: Trajectory[],
+  batch: Batch,
+  rows: number,
+): TableJson {
   return {
     columns: ROLLOUT_COLUMNS,
     data: sampleEvenly(trajectories, rows).map((t) => [

@@ -36,7 +36,10 @@ export function fakeWandb(): FakeWandb {
       requests.push({
         method: req.method,
         path: url.pathname,
-        headers: { authorization: req.headers.get("authorization"), "content-type": req.headers.get("content-type") },
+        headers: {
+          authorization: req.headers.get("authorization"),
+          "content-type": req.headers.get("content-type"),
+        },
         body,
       });
       const failure = failures.find((f) => url.pathname.startsWith(f.prefix) && f.count > 0);
@@ -47,18 +50,30 @@ export function fakeWandb(): FakeWandb {
       if (url.pathname !== "/graphql") return Response.json({});
       const q = body as { operationName: string; variables: Record<string, unknown> };
       const v = q.variables;
-      if (q.operationName === "Viewer") return Response.json({ data: { viewer: { id: "v1", entity: "test-entity" } } });
+      if (q.operationName === "Viewer")
+        return Response.json({ data: { viewer: { id: "v1", entity: "test-entity" } } });
       if (q.operationName === "UpsertBucket") {
         const project = { id: "p1", name: v.project, entity: { id: "e1", name: v.entity } };
         return Response.json({
-          data: { upsertBucket: { bucket: { id: "b1", name: v.name, displayName: v.displayName, project }, inserted: true } },
+          data: {
+            upsertBucket: {
+              bucket: { id: "b1", name: v.name, displayName: v.displayName, project },
+              inserted: true,
+            },
+          },
         });
       }
       if (q.operationName === "RunUploadUrls") {
         const files = v.files as string[];
-        const edges = files.map((name) => ({ node: { name, url: `${url.origin}/upload/${name}`, updatedAt: null } }));
+        const edges = files.map((name) => ({
+          node: { name, url: `${url.origin}/upload/${name}`, updatedAt: null },
+        }));
         return Response.json({
-          data: { model: { bucket: { id: "b1", files: { uploadHeaders: ["Content-Type:application/json"], edges } } } },
+          data: {
+            model: {
+              bucket: { id: "b1", files: { uploadHeaders: ["Content-Type:application/json"], edges } },
+            },
+          },
         });
       }
       return Response.json({ errors: [{ message: `unknown operation ${q.operationName}` }] });
