@@ -38,6 +38,7 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
     console: from("@air/loggers", "consoleLogger"),
     jsonl: from("@air/loggers", "jsonlLogger"),
     sqlite: from("@air/logger-sqlite"),
+    wandb: from("@air/logger-wandb"),
   },
 };
 
