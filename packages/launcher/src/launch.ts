@@ -8,6 +8,7 @@ import { createProgressView } from "./progress.ts";
 import { startReaper } from "./reaper.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
+import { summaryLine } from "./run-summary.ts";
 import {
   readLastCompletedStep,
   removePidFile,
@@ -245,13 +246,12 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   }
   if (worker) return { ...result, exitCode: EXIT.ok };
   if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
-  err(
-    `run ${summary.status}: ${summary.stepsCompleted} step(s)${summary.error ? `: ${summary.error}` : ""}\n`,
-  );
+  const end = summaryLine(summary);
+  err(`${end.line}\n`);
   return {
     ...result,
-    exitCode: summary.status === "completed" ? EXIT.ok : EXIT.failed,
-    error: summary.error,
+    exitCode: end.ok ? EXIT.ok : EXIT.failed,
+    error: summary.error ?? (end.ok ? undefined : end.line),
   };
 }
 

@@ -52,14 +52,28 @@ async function drive(tty: boolean) {
 }
 
 describe("progress view", () => {
-  test("plain lines when not a terminal: step, reward mean, turns/s, in-flight, errors", async () => {
+  test("plain lines when not a terminal: step, reward mean, turns/s, in-flight, rollouts ok/failed", async () => {
     const { out, steps, view } = await drive(false);
     expect(out).toBe(
-      "step 0 (1/3)  reward 0.500  samples 0  turns/s 1.0  in-flight 0  errors 1  2.0 s\n" +
+      "step 0 (1/3)  reward 0.500  samples 0  turns/s 1.0  in-flight 0  rollouts 1 ok / 1 failed  2.0 s\n" +
         "  warning: all groups have zero reward variance\n",
     );
     expect(steps).toEqual([0]);
     expect(view.state).toMatchObject({ inFlight: 0, turns: 2, errors: 1, stepsDone: 1, lastReward: 0.5 });
+  });
+
+  test("the step line's failed count is the step's rollout/failed metric (the one the store keeps)", async () => {
+    let out = "";
+    const view = createProgressView({
+      totalSteps: 1,
+      rolloutsPerStep: 8,
+      tty: false,
+      write: (t) => (out += t),
+    });
+    const end = stepEnd(0, [0]);
+    end.metrics = { "rollout/count": 8, "rollout/failed": 8 };
+    await (view.hooks["step:end"] as (e: EventPayload<"step:end">) => void)(end);
+    expect(out).toContain("rollouts 0 ok / 8 failed");
   });
 
   test("a redrawn bar per step on a terminal", async () => {

@@ -44,6 +44,8 @@ export function createProgressView(options: ProgressOptions): ProgressView {
   const startMs = now();
   const state: ProgressView["state"] = { inFlight: 0, turns: 0, errors: 0, stepsDone: 0 };
   const finishedByStep = new Map<number, number>();
+  /** Failed rollouts per step (`stopReason` "failed"): the same count as the step's `rollout/failed` metric. */
+  const failedByStep = new Map<number, number>();
   let current = 0;
   let stepStartMs = startMs;
   let dirty = false;
@@ -55,7 +57,7 @@ export function createProgressView(options: ProgressOptions): ProgressView {
     write(
       `\r\x1b[2Kstep ${current} (${current + 1}/${options.totalSteps}) ${bar(done, options.rolloutsPerStep)} ` +
         `${done}/${options.rolloutsPerStep} rollouts  in-flight ${state.inFlight}  ` +
-        `turns/s ${fmt(turnsPerSecond(), 1)}  errors ${state.errors}  reward ${fmt(state.lastReward)}`,
+        `turns/s ${fmt(turnsPerSecond(), 1)}  failed ${failedByStep.get(current) ?? 0}  reward ${fmt(state.lastReward)}`,
     );
     dirty = true;
   };
@@ -75,7 +77,10 @@ export function createProgressView(options: ProgressOptions): ProgressView {
     },
     "rollout:end": (e) => {
       state.inFlight = Math.max(0, state.inFlight - 1);
-      if (e.trajectory.error || e.trajectory.stopReason === "failed") state.errors++;
+      if (e.trajectory.stopReason === "failed") {
+        state.errors++;
+        failedByStep.set(e.trajectory.step, (failedByStep.get(e.trajectory.step) ?? 0) + 1);
+      }
       finishedByStep.set(e.trajectory.step, (finishedByStep.get(e.trajectory.step) ?? 0) + 1);
       redraw();
     },
@@ -84,14 +89,17 @@ export function createProgressView(options: ProgressOptions): ProgressView {
       const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : undefined;
       state.lastReward = e.metrics["reward/mean"] ?? mean;
       state.stepsDone++;
+      const failed = e.metrics["rollout/failed"] ?? failedByStep.get(e.step) ?? 0;
+      const rollouts = e.metrics["rollout/count"] ?? e.trajectories.length;
       finishedByStep.delete(e.step);
+      failedByStep.delete(e.step);
       if (dirty) write("\r\x1b[2K");
       dirty = false;
       const seconds = (now() - stepStartMs) / 1000;
       write(
         `step ${e.step} (${e.step + 1}/${options.totalSteps})  reward ${fmt(state.lastReward)}  ` +
           `samples ${e.batch.samples.length}  turns/s ${fmt(turnsPerSecond(), 1)}  ` +
-          `in-flight ${state.inFlight}  errors ${state.errors}  ${fmt(seconds, 1)} s\n`,
+          `in-flight ${state.inFlight}  rollouts ${rollouts - failed} ok / ${failed} failed  ${fmt(seconds, 1)} s\n`,
       );
       for (const w of e.warnings) write(`  warning: ${w}\n`);
       options.onStepEnd?.(e.step, { ...e.metrics, ...(mean === undefined ? {} : { "reward/mean": mean }) });

@@ -48,7 +48,7 @@ export function consoleHooks(
       if (trainer.loss !== undefined) parts.push(`loss ${fmt(trainer.loss, 4)}`);
       parts.push(
         `warnings ${e.warnings.length}`,
-        `errors ${errors}`,
+        `error logs ${errors}`,
         `${((Date.now() - stepStart) / 1000).toFixed(1)}s`,
       );
       write(`${parts.join(" | ")}\n`);

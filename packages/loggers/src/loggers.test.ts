@@ -71,7 +71,7 @@ describe("console logger", () => {
     expect(lines[0]).toContain("no-score 25%");
     expect(lines[0]).toContain("zero-var 100%");
     expect(lines[0]).toContain("loss 0.2500");
-    expect(lines[0]).toContain("warnings 1 | errors 1 |");
+    expect(lines[0]).toContain("warnings 1 | error logs 1 |");
     expect(lines[1]).toBe("  warning: every group has zero reward variance\n");
     await h["run:end"]({ status: "failed", error: "trainer died", unsettled: [] });
     expect(lines[2]).toBe("run failed: trainer died\n");

@@ -98,7 +98,11 @@ export function checkTokenData(
     problems.push(`${promptIds.length} prompt token ids but usage.prompt_tokens = ${usage.promptTokens}`);
   }
   if (completionIds === undefined) problems.push("no completion token ids");
-  else if (usage !== undefined && completionIds.length > usage.completionTokens) {
+  else if (
+    usage !== undefined &&
+    usage.completionTokens > 0 &&
+    completionIds.length !== usage.completionTokens
+  ) {
     problems.push(
       `${completionIds.length} completion token ids but usage.completion_tokens = ${usage.completionTokens}`,
     );

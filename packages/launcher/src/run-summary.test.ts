@@ -1,0 +1,28 @@
+import { describe, expect, test } from "bun:test";
+import type { RunSummary } from "@air/core";
+import { summaryLine } from "./run-summary.ts";
+
+const base: RunSummary = { status: "completed", stepsCompleted: 2, unsettled: [], peakConcurrentRollouts: 8 };
+
+describe("summaryLine", () => {
+  test("a run that trained says so and succeeds", () => {
+    const end = summaryLine({ ...base, totals: { rolloutsOk: 16, rolloutsFailed: 0, samplesTrained: 16 } });
+    expect(end).toEqual({
+      ok: true,
+      line: "run completed: 2 step(s), rollouts 16 ok / 0 failed, 16 sample(s) trained",
+    });
+  });
+
+  test("a completed run that trained nothing because every rollout failed fails", () => {
+    const end = summaryLine({ ...base, totals: { rolloutsOk: 0, rolloutsFailed: 16, samplesTrained: 0 } });
+    expect(end.ok).toBe(false);
+    expect(end.line).toBe(
+      "run failed: 2 step(s), rollouts 0 ok / 16 failed, 0 sample(s) trained: nothing was trained (every rollout failed; see the errors above)",
+    );
+  });
+
+  test("a failed run carries its error", () => {
+    const end = summaryLine({ ...base, status: "failed", error: "boom" });
+    expect(end).toEqual({ ok: false, line: "run failed: 2 step(s): boom" });
+  });
+});

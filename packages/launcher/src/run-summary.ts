@@ -1,0 +1,27 @@
+import type { RunSummary } from "@air/core";
+
+/**
+ * The one line `rl` ends with, and whether the run counts as a success: it must have completed and trained at
+ * least one sample (a run whose rollouts all failed, or produced nothing trainable, exits non-zero).
+ * @example summaryLine({ status: "completed", stepsCompleted: 2, unsettled: [], peakConcurrentRollouts: 8,
+ *   totals: { rolloutsOk: 16, rolloutsFailed: 0, samplesTrained: 16 } }) // { ok: true, line: "run completed: 2 step(s), …" }
+ */
+export function summaryLine(summary: RunSummary): { ok: boolean; line: string } {
+  const t = summary.totals;
+  const counts = t
+    ? `, rollouts ${t.rolloutsOk} ok / ${t.rolloutsFailed} failed, ${t.samplesTrained} sample(s) trained`
+    : "";
+  const nothing = summary.status === "completed" && t !== undefined && t.samplesTrained === 0;
+  const why = summary.error
+    ? `: ${summary.error}`
+    : nothing
+      ? t.rolloutsOk === 0 && t.rolloutsFailed > 0
+        ? ": nothing was trained (every rollout failed; see the errors above)"
+        : ": nothing was trained (no rollout gave a trainable sample)"
+      : "";
+  const status = nothing ? "failed" : summary.status;
+  return {
+    ok: summary.status === "completed" && !nothing,
+    line: `run ${status}: ${summary.stepsCompleted} step(s)${counts}${why}`,
+  };
+}
