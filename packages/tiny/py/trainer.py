@@ -1,7 +1,8 @@
-"""Tiny CPU trainer speaking prime-rl v0.8.0's filesystem transport.
+"""Tiny CPU trainer speaking prime-rl's filesystem transport, 0.8 and 0.9 (see transport.py).
 
 Usage: /usr/bin/python3 trainer.py --config tiny.json   (config.run_dir is required)
-Loop, from step 1 (prime-rl's first orchestrator step): wait for `rollouts/step_N/train_rollouts.bin`, compute
+Loop, from step 1 (prime-rl's first orchestrator step): wait for `rollouts/step_N/train_rollouts.bin` (0.8) or
+`rollouts/step_N/rank_*.bin` (0.9; every rank's file, unpacked into samples), compute
 prime-rl's default loss on it, take one optimiser step, append the step's metrics to `metrics_file`
 (prime-rl's FileMonitor JSONL row), write `broadcasts/step_N/model.pt`, then `broadcasts/step_N/STABLE`.
 
@@ -134,14 +135,14 @@ def main():
     print(json.dumps({"event": "ready", "step": step, "run_dir": run_dir}), flush=True)
     poll_s = config["poll_ms"] / 1000
     while not stopping and (config["max_steps"] is None or step <= config["max_steps"]):
-        path = transport.rollout_path(run_dir, step)
-        if not os.path.exists(path):
+        path = transport.step_dir(run_dir, step)
+        try:
+            batch = transport.read_step(run_dir, step)
+        except (ValueError, TypeError, KeyError, IndexError) as e:
+            raise SystemExit(f"cannot read {path}: not a prime-rl TrainingBatch or MicroBatch list ({type(e).__name__}: {e})")
+        if batch is None:
             time.sleep(poll_s)
             continue
-        try:
-            batch = transport.read_batch(run_dir, step)
-        except (ValueError, TypeError, KeyError, IndexError) as e:
-            raise SystemExit(f"cannot read {path}: not a prime-rl v0.8.0 TrainingBatch ({type(e).__name__}: {e})")
         try:
             metrics = train_step(model, optimizer, batch, config, step)
         except ValueError as e:

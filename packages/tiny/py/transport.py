@@ -1,6 +1,11 @@
-"""prime-rl v0.8.0 filesystem transport, read side: `<run_dir>/rollouts/step_<N>/train_rollouts.bin`.
+"""prime-rl's filesystem transport, read side, both versions air writes:
 
-The file is msgspec's positional (array_like) MessagePack of TrainingBatch [examples, step, run_idx] whose
+- 0.8 (v0.8.0): `<run_dir>/rollouts/step_<N>/train_rollouts.bin`, one TrainingBatch (the trainer packs it);
+- 0.9 (after #3189): `<run_dir>/rollouts/step_<N>/rank_<R>.bin`, one list[MicroBatch] per data rank, samples
+  already packed into sequences (`sequence_lengths`). This one-process trainer reads every rank's file of a step
+  and unpacks the sequences back into samples, so the loss is the same as over TrainingSamples.
+
+The 0.8 file is msgspec's positional (array_like) MessagePack of TrainingBatch [examples, step, run_idx] whose
 examples are TrainingSample [token_ids, mask, logprobs, temperatures, env_name, ref_logprobs, mm_kwargs,
 routed_experts, mm_token_type_ids, rl_weights, ce_weights, ref_kl_weights, advantages]. A shorter array takes
 the defaults (None) for the missing trailing fields, as msgspec's decoder does.
@@ -28,8 +33,49 @@ SAMPLE_FIELDS = [
 REQUIRED_SAMPLE_FIELDS = 5
 
 
+MICRO_BATCH_FIELDS = [
+    "input_ids",
+    "loss_mask",
+    "advantages",
+    "inference_logprobs",
+    "position_ids",
+    "sequence_lengths",
+    "temperatures",
+    "env_names",
+    "seq_lens",
+    "ref_logprobs",
+    "routed_experts",
+    "mm_kwargs",
+    "mm_token_type_ids",
+    "rl_weights",
+    "ce_weights",
+    "ref_kl_weights",
+]
+REQUIRED_MICRO_BATCH_FIELDS = 9
+
+
 def rollout_path(run_dir, step):
     return os.path.join(run_dir, "rollouts", f"step_{step}", "train_rollouts.bin")
+
+
+def step_dir(run_dir, step):
+    return os.path.join(run_dir, "rollouts", f"step_{step}")
+
+
+def find_step(run_dir, step):
+    """The files of step N and their format: ("0.8", [train_rollouts.bin]), ("0.9", [rank_0.bin, ...]) or None.
+    Only complete files count: the writer renames `*.tmp` into place, highest rank first, so a step whose
+    rank_0.bin is there has all its rank files."""
+    d = step_dir(run_dir, step)
+    if not os.path.isdir(d):
+        return None
+    names = os.listdir(d)
+    if "train_rollouts.bin" in names:
+        return "0.8", [os.path.join(d, "train_rollouts.bin")]
+    ranks = sorted(int(n[5:-4]) for n in names if n.startswith("rank_") and n.endswith(".bin") and n[5:-4].isdigit())
+    if 0 not in ranks or ranks != list(range(len(ranks))):
+        return None
+    return "0.9", [os.path.join(d, f"rank_{r}.bin") for r in ranks]
 
 
 def broadcast_dir(run_dir, step):
@@ -57,3 +103,57 @@ def decode_batch(data):
 def read_batch(run_dir, step):
     with open(rollout_path(run_dir, step), "rb") as f:
         return decode_batch(f.read())
+
+
+def decode_micro_batches(data):
+    """One rank's list[MicroBatch] → the samples packed in it (padding and zero-loss dummies included; their mask
+    is all False)."""
+    raw = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    if not isinstance(raw, list):
+        raise ValueError("a rank file must hold a list of MicroBatch")
+    samples = []
+    for i, row in enumerate(raw):
+        if not isinstance(row, list) or not REQUIRED_MICRO_BATCH_FIELDS <= len(row) <= len(MICRO_BATCH_FIELDS):
+            raise ValueError(f"MicroBatch {i} must be an array of 9..16 fields")
+        mb = dict(zip(MICRO_BATCH_FIELDS, row + [None] * (len(MICRO_BATCH_FIELDS) - len(row))))
+        n = len(mb["input_ids"])
+        for name in ("loss_mask", "advantages", "inference_logprobs", "position_ids", "temperatures", "env_names"):
+            if len(mb[name]) != n:
+                raise ValueError(f"MicroBatch {i}: {name} has {len(mb[name])} entries, input_ids {n}")
+        if sum(mb["sequence_lengths"]) != n:
+            raise ValueError(f"MicroBatch {i}: sequence_lengths sum to {sum(mb['sequence_lengths'])}, not {n}")
+        start = 0
+        for length in mb["sequence_lengths"]:
+            end = start + length
+            cut = lambda key: None if mb[key] is None else mb[key][start:end]  # noqa: E731
+            samples.append({
+                "token_ids": mb["input_ids"][start:end],
+                "mask": mb["loss_mask"][start:end],
+                "logprobs": mb["inference_logprobs"][start:end],
+                "temperatures": mb["temperatures"][start:end],
+                "env_name": mb["env_names"][start] if length else "",
+                "ref_logprobs": cut("ref_logprobs"),
+                "rl_weights": cut("rl_weights"),
+                "ce_weights": cut("ce_weights"),
+                "ref_kl_weights": cut("ref_kl_weights"),
+                "advantages": mb["advantages"][start:end],
+            })
+            start = end
+    return samples
+
+
+def read_step(run_dir, step):
+    """The batch of step N in either format, or None when it is not (completely) there yet."""
+    found = find_step(run_dir, step)
+    if found is None:
+        return None
+    version, paths = found
+    if version == "0.8":
+        with open(paths[0], "rb") as f:
+            batch = decode_batch(f.read())
+        return {**batch, "format": "0.8", "paths": paths}
+    examples = []
+    for path in paths:
+        with open(path, "rb") as f:
+            examples.extend(s for s in decode_micro_batches(f.read()) if any(s["mask"]))
+    return {"examples": examples, "step": step, "run_idx": None, "format": "0.9", "paths": paths}

@@ -130,8 +130,9 @@ export default definePlugin({
         } else {
           const dir = rolloutStepDir(runDir, step);
           mkdirSync(dir, { recursive: true });
-          for (const p of parts) {
-            // Write + rename: the trainer never sees a half-written file.
+          // Write + rename: the trainer never sees a half-written file. Highest rank first, so once rank_0.bin is
+          // there every rank's file is (the one-process tiny trainer reads them all when rank_0 appears).
+          for (const p of [...parts].reverse()) {
             writeFileSync(join(dir, `${p.file}.tmp`), p.bytes);
             renameSync(join(dir, `${p.file}.tmp`), join(dir, p.file));
           }

@@ -1,0 +1,106 @@
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  encodeMicroBatches,
+  encodeTrainingBatch,
+  packSamples,
+  type TrainingSampleWire,
+} from "@air/trainer-prime-rl";
+import { startTiny, type TinyProcess } from "./process.ts";
+import { TINY_TRAINER_SCRIPT, writeTinyConfig } from "./scripts.ts";
+
+// The tiny trainer reads both prime-rl formats air writes: 0.8's TrainingBatch and 0.9's packed MicroBatch lists
+// (one file per data rank). The same samples must give the same step-1 loss either way.
+const root = mkdtempSync(join(tmpdir(), "air-tiny-formats-"));
+const started: TinyProcess[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((p) => p.stop()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+function sample(prompt: number[], completion: number[], advantage: number): TrainingSampleWire {
+  const n = prompt.length + completion.length;
+  const mask = [...prompt.map(() => false), ...completion.map(() => true)];
+  return {
+    token_ids: [...prompt, ...completion],
+    mask,
+    logprobs: mask.map((m, i) => (m ? -1 - i / 10 : 0)),
+    temperatures: new Array<number>(n).fill(1),
+    env_name: "t",
+    ref_logprobs: null,
+    rl_weights: null,
+    ce_weights: null,
+    ref_kl_weights: null,
+    advantages: mask.map((m) => (m ? advantage : 0)),
+  };
+}
+const samples = [
+  sample([1, 2, 3], [258, 256], 1),
+  sample([2], [259, 258, 256], -1),
+  sample([3, 4], [259], 0.5),
+];
+
+async function stepMetrics(name: string, write: (stepDir: string) => void): Promise<Record<string, number>> {
+  const runDir = join(root, name);
+  const metricsFile = join(root, `${name}.jsonl`);
+  writeTinyConfig(join(root, `${name}.json`), {
+    commands: ["a", "b"],
+    run_dir: runDir,
+    metrics_file: metricsFile,
+    poll_ms: 20,
+    max_steps: 1,
+  });
+  const proc = await startTiny(TINY_TRAINER_SCRIPT, join(root, `${name}.json`));
+  started.push(proc);
+  const stepDir = join(runDir, "rollouts", "step_1");
+  mkdirSync(stepDir, { recursive: true });
+  write(stepDir);
+  const code = await Promise.race([proc.proc.exited, Bun.sleep(30_000).then(() => "hung")]);
+  if (code !== 0)
+    throw new Error(`tiny trainer exited ${code}: ${await new Response(proc.proc.stderr).text()}`);
+  expect(existsSync(join(runDir, "broadcasts", "step_1", "STABLE"))).toBe(true);
+  return JSON.parse(readFileSync(metricsFile, "utf8").trim().split("\n")[0] ?? "{}") as Record<
+    string,
+    number
+  >;
+}
+
+test("0.8 TrainingBatch and 0.9 MicroBatch files over two ranks train the same step", async () => {
+  const v08 = await stepMetrics("v08", (dir) =>
+    writeFileSync(
+      join(dir, "train_rollouts.bin"),
+      encodeTrainingBatch({ examples: samples, step: 1, run_idx: null }),
+    ),
+  );
+  const v09 = await stepMetrics("v09", (dir) => {
+    // Highest rank first, as the plugin writes them: rank_0.bin appearing means the step is complete.
+    const grid = packSamples(samples, { seqLen: 6, dataWorldSize: 2, padToMultipleOf: 4 });
+    expect(grid.flat().length).toBeGreaterThan(2);
+    for (let r = grid.length - 1; r >= 0; r--)
+      writeFileSync(join(dir, `rank_${r}.bin`), encodeMicroBatches(grid[r] ?? []));
+  });
+  expect(v09["progress/trainable_tokens"]).toBe(6);
+  expect(v09["progress/trainable_tokens"]).toBe(v08["progress/trainable_tokens"] ?? -1);
+  expect(v09["loss/mean"]).toBeCloseTo(v08["loss/mean"] ?? Number.NaN, 12);
+  expect(v09["optim/grad_norm"]).toBeCloseTo(v08["optim/grad_norm"] ?? Number.NaN, 12);
+}, 90_000);
+
+test("a malformed rank file stops the trainer with a message naming the step dir", async () => {
+  const runDir = join(root, "bad");
+  writeTinyConfig(join(root, "bad.json"), { commands: ["a", "b"], run_dir: runDir, poll_ms: 20 });
+  const proc = await startTiny(TINY_TRAINER_SCRIPT, join(root, "bad.json"));
+  started.push(proc);
+  mkdirSync(join(runDir, "rollouts", "step_1"), { recursive: true });
+  writeFileSync(
+    join(runDir, "rollouts", "step_1", "rank_0.bin"),
+    new Uint8Array([0x91, 0x93, 0x90, 0x90, 0x90]),
+  );
+  const code = await Promise.race([proc.proc.exited, Bun.sleep(20_000).then(() => "hung")]);
+  expect(code).not.toBe(0);
+  expect(code).not.toBe("hung");
+  expect(await new Response(proc.proc.stderr).text()).toContain(
+    `cannot read ${join(runDir, "rollouts", "step_1")}`,
+  );
+}, 60_000);
