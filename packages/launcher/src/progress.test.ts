@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { EventPayload, Trajectory } from "@air/core";
+import { stepLinesOwner } from "@air/loggers";
 import { createProgressView } from "./progress.ts";
 
 const trajectory = (step: number, reward: number, error?: string) =>
@@ -10,7 +11,7 @@ function stepEnd(step: number, rewards: number[]): EventPayload<"step:end"> {
     step,
     trajectories: rewards.map((r) => trajectory(step, r)),
     batch: { schemaVersion: 1, step, samples: [], metrics: {} },
-    metrics: {},
+    metrics: { "reward/mean": 0.5, "rollout/count": rewards.length, "rollout/failed": 1, "batch/samples": 3 },
     warnings: ["all groups have zero reward variance"],
   };
 }
@@ -46,17 +47,18 @@ async function drive(tty: boolean) {
   await h["turn:end"]({ rolloutId: "b", step: 0, turn: {} as never });
   await h["rollout:end"]({ trajectory: trajectory(0, 1) });
   await h["rollout:end"]({ trajectory: trajectory(0, 0, "boom") });
+  await h["weights:updated"]({ weights: { version: 1 }, metrics: { "trainer/loss": 0.25 } });
   await h["step:end"](stepEnd(0, [1, 0]));
   view.finish();
   return { out, steps, view };
 }
 
 describe("progress view", () => {
-  test("plain lines when not a terminal: step, reward mean, turns/s, in-flight, rollouts ok/failed", async () => {
+  test("plain lines when not a terminal: the console logger's step line, the warning counted not repeated", async () => {
     const { out, steps, view } = await drive(false);
     expect(out).toBe(
-      "step 0 (1/3)  reward 0.500  samples 0  turns/s 1.0  in-flight 0  rollouts 1 ok / 1 failed  2.0 s\n" +
-        "  warning: all groups have zero reward variance\n",
+      "step 0 (1/3) | reward 0.500 [-, -] | rollouts 1 ok / 1 failed | samples 3 | turns - | no-score - | " +
+        "parse-err - | zero-var - | last loss 0.2500 | 1 warning | 2.0s\n",
     );
     expect(steps).toEqual([0]);
     expect(view.state).toMatchObject({ inFlight: 0, turns: 2, errors: 1, stepsDone: 1, lastReward: 0.5 });
@@ -74,13 +76,14 @@ describe("progress view", () => {
     end.metrics = { "rollout/count": 8, "rollout/failed": 8 };
     await (view.hooks["step:end"] as (e: EventPayload<"step:end">) => void)(end);
     expect(out).toContain("rollouts 0 ok / 8 failed");
+    view.finish();
   });
 
   test("a redrawn bar per step on a terminal", async () => {
     const { out } = await drive(true);
     expect(out).toContain("\r\x1b[2Kstep 0 (1/3) [##########..........] 1/2 rollouts  in-flight 1");
     expect(out).toContain("[####################] 2/2 rollouts");
-    expect(out).toContain("step 0 (1/3)  reward 0.500");
+    expect(out).toContain("\r\x1b[2Kstep 0 (1/3) | reward 0.500");
   });
 
   test("clearLine wipes a drawn bar once, and nothing when none is drawn", async () => {
@@ -101,5 +104,13 @@ describe("progress view", () => {
     view.clearLine();
     view.clearLine();
     expect(out).toBe("\r\x1b[2K");
+    view.finish();
+  });
+
+  test("holds the console's step lines from creation to finish, so a console logger stays quiet", () => {
+    const view = createProgressView({ totalSteps: 1, rolloutsPerStep: 1, write: () => {} });
+    expect(stepLinesOwner()).toBe("launcher's progress view");
+    view.finish();
+    expect(stepLinesOwner()).toBeUndefined();
   });
 });

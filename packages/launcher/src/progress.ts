@@ -1,4 +1,5 @@
 import type { EventHandlers } from "@air/core";
+import { claimStepLines, formatStepLine, lossOf } from "@air/loggers";
 
 /** Where the view writes and whether it may redraw a line. */
 export interface ProgressOptions {
@@ -17,7 +18,7 @@ export interface ProgressView {
   hooks: Partial<EventHandlers>;
   /** Counters the view shows, for tests and the final summary. */
   state: { inFlight: number; turns: number; errors: number; stepsDone: number; lastReward?: number };
-  /** Ends a redrawn line so later output starts on a fresh line. */
+  /** Ends a redrawn line so later output starts on a fresh line, and hands the step lines back. */
   finish(): void;
   /** Clears the redrawn line so a log line can be written; the next event redraws it. */
   clearLine(): void;
@@ -32,11 +33,15 @@ const fmt = (x: number | undefined, digits = 3) =>
   x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
 
 /**
- * Builds the progress view: step, reward mean, turns/s, in-flight rollouts, errors; a bar per step on a
- * terminal, one plain line per step otherwise.
+ * Builds the progress view: on a terminal one live line per step (bar, rollouts done and failed, in-flight,
+ * turns/s, last reward), replaced at the step's end by the step line; otherwise only the step line. The step
+ * line is the console logger's (`formatStepLine`: counts from the step's metrics, the numbers the store keeps;
+ * warnings counted, not repeated, since the run's log prints each once). While the view exists it holds the
+ * console's step lines, so a `[[logger]] plugin = "console"` in the same run stays quiet.
  * @example
  * const view = createProgressView({ totalSteps: 10, rolloutsPerStep: 8, tty: process.stdout.isTTY });
  * await startRun(config, { hooks: view.hooks });
+ * view.finish();
  */
 export function createProgressView(options: ProgressOptions): ProgressView {
   const write = options.write ?? ((t: string) => process.stdout.write(t));
@@ -49,6 +54,8 @@ export function createProgressView(options: ProgressOptions): ProgressView {
   let current = 0;
   let stepStartMs = startMs;
   let dirty = false;
+  let lastLoss: number | undefined;
+  const release = claimStepLines("launcher's progress view");
 
   const turnsPerSecond = () => state.turns / Math.max(0.001, (now() - startMs) / 1000);
   const redraw = () => {
@@ -75,6 +82,9 @@ export function createProgressView(options: ProgressOptions): ProgressView {
     "turn:end": () => {
       state.turns++;
     },
+    "weights:updated": (e) => {
+      lastLoss = lossOf(e.metrics) ?? lastLoss;
+    },
     "rollout:end": (e) => {
       state.inFlight = Math.max(0, state.inFlight - 1);
       if (e.trajectory.stopReason === "failed") {
@@ -89,19 +99,12 @@ export function createProgressView(options: ProgressOptions): ProgressView {
       const mean = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : undefined;
       state.lastReward = e.metrics["reward/mean"] ?? mean;
       state.stepsDone++;
-      const failed = e.metrics["rollout/failed"] ?? failedByStep.get(e.step) ?? 0;
-      const rollouts = e.metrics["rollout/count"] ?? e.trajectories.length;
       finishedByStep.delete(e.step);
       failedByStep.delete(e.step);
       if (dirty) write("\r\x1b[2K");
       dirty = false;
       const seconds = (now() - stepStartMs) / 1000;
-      write(
-        `step ${e.step} (${e.step + 1}/${options.totalSteps})  reward ${fmt(state.lastReward)}  ` +
-          `samples ${e.batch.samples.length}  turns/s ${fmt(turnsPerSecond(), 1)}  ` +
-          `in-flight ${state.inFlight}  rollouts ${rollouts - failed} ok / ${failed} failed  ${fmt(seconds, 1)} s\n`,
-      );
-      for (const w of e.warnings) write(`  warning: ${w}\n`);
+      write(`${formatStepLine(e, { totalSteps: options.totalSteps, seconds, lastLoss })}\n`);
       options.onStepEnd?.(e.step, { ...e.metrics, ...(mean === undefined ? {} : { "reward/mean": mean }) });
     },
   };
@@ -111,6 +114,7 @@ export function createProgressView(options: ProgressOptions): ProgressView {
     finish: () => {
       if (dirty) write("\n");
       dirty = false;
+      release();
     },
     clearLine: () => {
       if (dirty) write("\r\x1b[2K");

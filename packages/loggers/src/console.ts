@@ -1,57 +1,43 @@
 import { definePlugin, type EventHandlers, type LoggerPlugin } from "@air/core";
 import { z } from "zod";
+import { formatStepLine, lossOf, stepLinesOwner } from "./step-line.ts";
 
 export const consoleLoggerConfig = z
   .object({
     stream: z.enum(["stderr", "stdout"]).default("stderr").describe("where the step lines go"),
-    show_warnings: z.boolean().default(true).describe("print each step warning on its own line"),
+    show_warnings: z
+      .boolean()
+      .default(false)
+      .describe("also print each step warning under the step line (the run's log already prints each once)"),
   })
   .strict();
 
-const fmt = (x: number | undefined, digits = 3) => (x === undefined ? "-" : x.toFixed(digits));
-const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x * 100)}%`);
-
 /**
- * The console logger's hooks, writing through `write`: one line per step (reward, turns, the causes of a flat
- * reward, warnings and errors counted since the previous step) and one line at the end of the run.
- * @example const logger = consoleHooks((line) => process.stderr.write(line), { showWarnings: true });
+ * The console logger's hooks, writing through `write`: one line per step (`formatStepLine`: reward, rollouts
+ * ok/failed, samples, turns, the causes of a flat reward, warning and error-log counts) and one line at the end
+ * of the run.
+ * @example const logger = consoleHooks((line) => process.stderr.write(line), { showWarnings: false });
  */
 export function consoleHooks(
   write: (line: string) => void,
-  options: { showWarnings: boolean },
+  options: { showWarnings: boolean; now?: () => number },
 ): LoggerPlugin {
+  const now = options.now ?? Date.now;
   let errors = 0;
-  let stepStart = Date.now();
-  let trainer: Record<string, number> = {};
+  let stepStart = now();
+  let lastLoss: number | undefined;
   const hooks: Partial<EventHandlers> = {
     "step:start": () => {
-      stepStart = Date.now();
+      stepStart = now();
     },
     log: (e) => {
       if (e.level === "error") errors++;
     },
     "weights:updated": (e) => {
-      trainer = e.metrics;
+      lastLoss = lossOf(e.metrics) ?? lastLoss;
     },
     "step:end": (e) => {
-      const m = e.metrics;
-      const parts = [
-        `step ${e.step}`,
-        `reward ${fmt(m["reward/mean"])} [${fmt(m["reward/min"], 2)}, ${fmt(m["reward/max"], 2)}]`,
-        `turns ${fmt(m["rollout/turns/mean"], 1)}`,
-        `no-score ${pct(m["rollout/no_score_frac"])}`,
-        `parse-err ${pct(m["rollout/parse_error_frac"])}`,
-        `zero-var ${pct(m["group/zero_variance_frac"])}`,
-        `failed ${m["rollout/failed"] ?? 0}`,
-        `samples ${m["batch/samples"] ?? 0}`,
-      ];
-      if (trainer.loss !== undefined) parts.push(`loss ${fmt(trainer.loss, 4)}`);
-      parts.push(
-        `warnings ${e.warnings.length}`,
-        `error logs ${errors}`,
-        `${((Date.now() - stepStart) / 1000).toFixed(1)}s`,
-      );
-      write(`${parts.join(" | ")}\n`);
+      write(`${formatStepLine(e, { seconds: (now() - stepStart) / 1000, lastLoss, errorLogs: errors })}\n`);
       if (options.showWarnings) for (const w of e.warnings) write(`  warning: ${w}\n`);
       errors = 0;
     },
@@ -65,7 +51,8 @@ export function consoleHooks(
 }
 
 /**
- * The "console" logger: one compact line per step on stderr.
+ * The "console" logger: one compact line per step on stderr. Under `rl` the launcher's progress view prints
+ * the same line (live on a terminal), and this logger stays quiet so each step shows once.
  * @example
  * [[logger]]
  * plugin = "console"
@@ -73,9 +60,15 @@ export function consoleHooks(
 export const consoleLogger = definePlugin({
   name: "console",
   kind: "logger",
-  description: "one line per step: reward, turns, flat-reward causes, warnings, errors",
+  description:
+    "one line per step: reward, rollouts ok/failed, turns, flat-reward causes, warning and error counts",
   configSchema: consoleLoggerConfig,
-  create(config) {
+  create(config, ctx) {
+    const owner = stepLinesOwner();
+    if (owner) {
+      ctx.log.debug(`step lines are printed by the ${owner}; the console logger stays quiet`);
+      return {};
+    }
     const stream = config.stream === "stdout" ? process.stdout : process.stderr;
     return consoleHooks((line) => stream.write(line), { showWarnings: config.show_warnings });
   },

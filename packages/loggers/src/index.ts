@@ -1,2 +1,3 @@
 export { consoleHooks, consoleLogger, consoleLoggerConfig } from "./console.ts";
 export { jsonlLogger, jsonlLoggerConfig } from "./jsonl.ts";
+export { claimStepLines, formatStepLine, lossOf, type StepLineExtras, stepLinesOwner } from "./step-line.ts";

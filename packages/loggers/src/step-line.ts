@@ -1,0 +1,73 @@
+import type { EventPayload } from "@air/core";
+
+const fmt = (x: number | undefined, digits = 3) =>
+  x === undefined || !Number.isFinite(x) ? "-" : x.toFixed(digits);
+const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x * 100)}%`);
+
+/** What a step line shows besides the step's own metrics. */
+export interface StepLineExtras {
+  /** `run.max_steps`, to show `(done/total)`. */
+  totalSteps?: number;
+  /** Wall time of the step. */
+  seconds: number;
+  /** The trainer's loss from the last weights update (it arrives after the step's line). */
+  lastLoss?: number;
+  /** Error log lines since the previous step. */
+  errorLogs?: number;
+}
+
+/**
+ * The one line printed per step, by the console logger or the launcher's progress view. Every count is read
+ * from the step's metrics, the numbers the store keeps for the step (`reward/*`, `rollout/count`,
+ * `rollout/failed`, `batch/samples`, `rollout/turns/mean`, the flat-reward causes); warnings are counted, not
+ * repeated (the run's log prints each once).
+ * @example
+ * formatStepLine(e, { totalSteps: 10, seconds: 4.2 })
+ * // "step 3 (4/10) | reward 0.500 [0.00, 1.00] | rollouts 7 ok / 1 failed | samples 24 | turns 2.5 | …"
+ */
+export function formatStepLine(e: EventPayload<"step:end">, extras: StepLineExtras): string {
+  const m = e.metrics;
+  const count = m["rollout/count"] ?? e.trajectories.length;
+  const failed = m["rollout/failed"] ?? e.trajectories.filter((t) => t.stopReason === "failed").length;
+  const of = extras.totalSteps ? ` (${e.step + 1}/${extras.totalSteps})` : "";
+  const parts = [
+    `step ${e.step}${of}`,
+    `reward ${fmt(m["reward/mean"])} [${fmt(m["reward/min"], 2)}, ${fmt(m["reward/max"], 2)}]`,
+    `rollouts ${count - failed} ok / ${failed} failed`,
+    `samples ${m["batch/samples"] ?? e.batch.samples.length}`,
+    `turns ${fmt(m["rollout/turns/mean"], 1)}`,
+    `no-score ${pct(m["rollout/no_score_frac"])}`,
+    `parse-err ${pct(m["rollout/parse_error_frac"])}`,
+    `zero-var ${pct(m["group/zero_variance_frac"])}`,
+  ];
+  if (m["throughput/turns_per_s"] !== undefined) parts.push(`turns/s ${fmt(m["throughput/turns_per_s"], 1)}`);
+  if (extras.lastLoss !== undefined) parts.push(`last loss ${fmt(extras.lastLoss, 4)}`);
+  if (e.warnings.length) parts.push(`${e.warnings.length} warning${e.warnings.length === 1 ? "" : "s"}`);
+  if (extras.errorLogs) parts.push(`${extras.errorLogs} error log${extras.errorLogs === 1 ? "" : "s"}`);
+  parts.push(`${fmt(extras.seconds, 1)}s`);
+  return parts.join(" | ");
+}
+
+/** The trainer's loss in a `weights:updated` payload: air's name (`trainer/loss`) or a bare `loss`. */
+export function lossOf(metrics: Record<string, number>): number | undefined {
+  return metrics["trainer/loss"] ?? metrics.loss;
+}
+
+let owner: string | undefined;
+
+/**
+ * Claims the console's step lines for `who` (the launcher's progress view): console loggers created while the
+ * claim holds print nothing, so a step shows once. Returns the release function.
+ * @example const release = claimStepLines("launcher progress view"); … release();
+ */
+export function claimStepLines(who: string): () => void {
+  owner = who;
+  return () => {
+    if (owner === who) owner = undefined;
+  };
+}
+
+/** Who prints the step lines instead of the console logger, if anyone. */
+export function stepLinesOwner(): string | undefined {
+  return owner;
+}
