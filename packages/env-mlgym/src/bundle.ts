@@ -22,13 +22,14 @@ function inside(path: string, dir: string): boolean {
 /**
  * Lays out a task on the host as `<cacheDir>/<id>-<hash>/{workspace,evaluation}`: the workspace gets the
  * starter code (at its root) and the datasets (under `data/`) minus every secret file; `evaluation/` gets
- * pristine copies of the evaluation scripts and the secret files. Nothing in `evaluation/` is visible to the
+ * pristine copies of the evaluation scripts, the task's pristine files (e.g. a game's opponent) and the secret
+ * files. Nothing in `evaluation/` is visible to the
  * agent before an evaluation; an evaluation lays it over a fresh copy of the workspace.
  * @example const files = await buildTaskFiles(task, "/tmp/air-cache"); // files.dir/workspace/train.py
  */
 export async function buildTaskFiles(task: Task, cacheDir: string): Promise<TaskFiles> {
   const hash = createHash("sha256");
-  hash.update(JSON.stringify([task.id, task.evaluationPaths, task.secretFiles]));
+  hash.update(JSON.stringify([task.id, task.evaluationPaths, task.pristineFiles, task.secretFiles]));
   for (const p of [...task.starterCode, ...task.datasets.map((d) => d.dataPath), ...task.secretFiles]) {
     hash.update(`f:${p}\n`);
     await hashTree(p, hash);
@@ -48,12 +49,12 @@ export async function buildTaskFiles(task: Task, cacheDir: string): Promise<Task
   for (const src of task.starterCode) {
     await cp(src, join(workspace, basename(src)), { recursive: true, filter: notSecret });
   }
-  for (const path of task.evaluationPaths) {
+  for (const path of new Set([...task.evaluationPaths, ...task.pristineFiles])) {
     const source = task.starterCode.find((s) => basename(s) === path.split("/")[0]);
     if (!source) {
       throw new AirError(
         "CONFIG_INVALID",
-        `task ${task.file}: evaluation path ${path} is not in starter_code`,
+        `task ${task.file}: evaluation_paths/pristine_files entry ${path} is not in starter_code`,
         {
           plugin: "mlgym",
         },

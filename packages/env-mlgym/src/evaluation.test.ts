@@ -15,6 +15,11 @@ describe("parseMetrics", () => {
     expect(parseMetrics('{"broken": \n')).toBeUndefined();
     expect(parseMetrics('{"name": "only text"}')).toBeUndefined();
   });
+
+  test("reads the whole stdout as one JSON object first (MLGym's way: multi-line JSON)", () => {
+    expect(parseMetrics('{\n  "Score": 2.5\n}\n')).toEqual({ Score: 2.5 });
+    expect(parseMetrics('noise\n{\n  "Score": 2.5\n}\n')).toBeUndefined();
+  });
 });
 
 describe("ModelSubmissionTasks", () => {
@@ -41,7 +46,7 @@ describe("ModelSubmissionTasks", () => {
 });
 
 describe("known MLGym task defaults", () => {
-  test("a known game's opponent stays out of the workspace but reaches the evaluation", async () => {
+  test("a known game's opponent is in the workspace, but the evaluation imports its pristine copy", async () => {
     const config = mlgymConfigSchema.parse({
       mlgym_root: join(import.meta.dir, "..", "fixtures", "known-game"),
       tasks: ["prisonersDilemma"],
@@ -49,9 +54,16 @@ describe("known MLGym task defaults", () => {
     });
     const env = await createMlgymEnvironment(config, testContext("known-game"));
     try {
-      const results = await runScript(env, await exampleOf(env, "prisonersDilemma"), ["ls", "validate"]);
-      expect(results[0]?.observation).toStartWith("evaluate.py\nstrategy.py\n(Current Step");
+      const results = await runScript(env, await exampleOf(env, "prisonersDilemma"), [
+        "ls",
+        "validate",
+        "printf 'def target_column_strategy(history):\\n    return 1\\n' > target.py; cat target.py",
+        "validate",
+      ]);
+      expect(results[0]?.observation).toStartWith("evaluate.py\nstrategy.py\ntarget.py\n(Current Step");
       expect(results[1]?.scores).toEqual({ Score: 3 });
+      expect(results[2]?.observation).toStartWith("def target_column_strategy(history):\n    return 1\n");
+      expect(results[3]?.scores).toEqual({ Score: 3 });
     } finally {
       await env.close?.();
     }

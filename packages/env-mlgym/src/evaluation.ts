@@ -1,3 +1,4 @@
+import { canonicalScores } from "./known-tasks.ts";
 import { shellQuote } from "./runtime/shell.ts";
 import type { Sandbox } from "./runtime/types.ts";
 import type { Task } from "./task.ts";
@@ -7,23 +8,38 @@ export type EvaluationResult =
   | { ok: true; scores: Record<string, number>; artefact: string }
   | { ok: false; error: string };
 
+/** The numeric values of `text` parsed as one JSON object, or undefined. */
+function numericObject(text: string): Record<string, number> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
+    const scores: Record<string, number> = {};
+    for (const [k, v] of Object.entries(value))
+      if (typeof v === "number" && Number.isFinite(v)) scores[k] = v;
+    return Object.keys(scores).length > 0 ? scores : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Parses metrics: the last stdout line that is a JSON object, keeping its numeric values.
+ * Parses metrics: the whole stdout as one JSON object (MLGym's way, so multi-line JSON works), else the last
+ * stdout line that is a JSON object (so a stray print before it does not fail the evaluation); numeric
+ * values only.
  * @example parseMetrics('loading\n{"Score": 1.02}') // { Score: 1.02 }
  */
 export function parseMetrics(stdout: string): Record<string, number> | undefined {
+  const whole = stdout.trim();
+  if (whole.startsWith("{")) {
+    const scores = numericObject(whole);
+    if (scores) return scores;
+  }
   const lines = stdout.split("\n").map((l) => l.trim());
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i] as string;
     if (!line.startsWith("{")) continue;
-    try {
-      const value = JSON.parse(line) as unknown;
-      if (!value || typeof value !== "object" || Array.isArray(value)) continue;
-      const scores: Record<string, number> = {};
-      for (const [k, v] of Object.entries(value))
-        if (typeof v === "number" && Number.isFinite(v)) scores[k] = v;
-      if (Object.keys(scores).length > 0) return scores;
-    } catch {}
+    const scores = numericObject(line);
+    if (scores) return scores;
   }
   return undefined;
 }
@@ -91,5 +107,6 @@ export async function evaluateTask(
       error: `Evaluation failed (exit code ${out.exitCode}); no metrics JSON in its output.${detail ? `\n---\n${detail}\n---` : ""}`,
     };
   }
-  return { ok: true, scores, artefact };
+  const names = [...Object.keys(task.baselineScores), ...Object.keys(task.directions)];
+  return { ok: true, scores: canonicalScores(scores, names), artefact };
 }

@@ -2,17 +2,26 @@ export { Editor, renderWindow } from "./aci/editor.ts";
 export { footer, NO_OUTPUT, observation, truncateOutput } from "./aci/observation.ts";
 export { BLOCKLIST, BLOCKLIST_STANDALONE, blockedName, parseCommand } from "./aci/parse.ts";
 export { buildTaskFiles } from "./bundle.ts";
+export { checkTasks } from "./checks.ts";
 export { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 export { type EvaluationResult, evaluateTask, parseMetrics } from "./evaluation.ts";
-export { KNOWN_TASK_DIRECTIONS, KNOWN_TASK_SECRET_FILES, metricDirection } from "./known-tasks.ts";
+export {
+  canonicalScores,
+  KNOWN_TASK_DIRECTIONS,
+  KNOWN_TASK_PRISTINE_FILES,
+  KNOWN_TASK_SECRET_FILES,
+  lookupMetric,
+  metricDirection,
+} from "./known-tasks.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
+export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
 export { containerLabels, DockerRuntime, removeContainersByLabel } from "./runtime/docker.ts";
 export { LocalRuntime } from "./runtime/local.ts";
 export { UnsandboxedRuntime } from "./runtime/local-none.ts";
-export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
 export type { ExecResult, Runtime, Sandbox, TaskFiles } from "./runtime/types.ts";
 export { MlgymSession, type SessionSnapshot } from "./session.ts";
-export { loadTask, TASK_ENTRYPOINTS, type Task } from "./task.ts";
+export { dataHint, loadTask, TASK_ENTRYPOINTS, type Task, taskFileById } from "./task.ts";
+export { loadTaskSet, perTask, type TaskSet } from "./task-set.ts";
 
 import { mlgymPlugin } from "./plugin.ts";
 export default mlgymPlugin;

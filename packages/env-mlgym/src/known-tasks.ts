@@ -33,23 +33,57 @@ export function metricDirection(
   declared: Record<string, MetricDirection>,
 ): MetricDirection {
   return (
-    declared[metric] ??
-    KNOWN_TASK_DIRECTIONS[taskId]?.[metric] ??
+    lookupMetric(declared, metric) ??
+    lookupMetric(KNOWN_TASK_DIRECTIONS[taskId] ?? {}, metric) ??
     (MINIMIZE_NAME.test(metric) ? "minimize" : "maximize")
   );
 }
 
 /**
+ * `table[metric]`, else the entry whose name equals `metric` ignoring case (MLGym's titanic YAML says
+ * `Accuracy`, its evaluator prints `accuracy`).
+ * @example lookupMetric({ Accuracy: "maximize" }, "accuracy") // "maximize"
+ */
+export function lookupMetric<T>(table: Record<string, T>, metric: string): T | undefined {
+  if (metric in table) return table[metric];
+  const lower = metric.toLowerCase();
+  const key = Object.keys(table).find((k) => k.toLowerCase() === lower);
+  return key === undefined ? undefined : table[key];
+}
+
+/**
+ * Renames the keys of `scores` to the spelling `names` use, ignoring case (the task YAML's metric names are
+ * the one key used everywhere); keys without a match are kept as printed.
+ * @example canonicalScores({ accuracy: 1 }, ["Accuracy"]) // { Accuracy: 1 }
+ */
+export function canonicalScores(scores: Record<string, number>, names: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(scores)) {
+    const lower = key.toLowerCase();
+    out[names.find((n) => n === key) ?? names.find((n) => n.toLowerCase() === lower) ?? key] = value;
+  }
+  return out;
+}
+
+/**
  * Evaluation-only files of MLGym's known tasks (relative to the MLGym root), used when the task YAML lists
- * no `secret_files`: ground truth of the CSV tasks, the opponent strategies of the games. Entries that do not
- * exist on disk are skipped.
+ * no `secret_files`: the ground truth of the CSV tasks. Entries that do not exist on disk are skipped.
  * @example KNOWN_TASK_SECRET_FILES.titanicSurvival // ["data/titanic/data/ground_truth.csv"]
  */
 export const KNOWN_TASK_SECRET_FILES: Record<string, string[]> = {
   titanicSurvival: ["data/titanic/data/ground_truth.csv"],
   regressionKaggleHousePrice: ["data/regressionKaggleHousePrice/data/answer.csv"],
   regressionKaggleHousePriceL1: ["data/regressionKaggleHousePrice/data/answer.csv"],
-  battleOfSexes: ["data/battleOfSexes/target.py"],
-  prisonersDilemma: ["data/prisonersDilemma/target.py"],
-  blotto: ["data/blotto/target.py"],
+};
+
+/**
+ * Workspace files of MLGym's known tasks that the agent may read (upstream ships them as starter code) but
+ * whose pristine copy replaces the agent's at evaluation: the games' opponent `target.py`, which their
+ * evaluators import. Used when the task YAML lists no `pristine_files`.
+ * @example KNOWN_TASK_PRISTINE_FILES.blotto // ["target.py"]
+ */
+export const KNOWN_TASK_PRISTINE_FILES: Record<string, string[]> = {
+  battleOfSexes: ["target.py"],
+  prisonersDilemma: ["target.py"],
+  blotto: ["target.py"],
 };

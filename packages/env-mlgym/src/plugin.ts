@@ -9,7 +9,8 @@ import { LocalRuntime } from "./runtime/local.ts";
 import { UnsandboxedRuntime } from "./runtime/local-none.ts";
 import type { Runtime, TaskFiles } from "./runtime/types.ts";
 import { MlgymSession, type SessionSnapshot } from "./session.ts";
-import { loadTask, type Task } from "./task.ts";
+import type { Task } from "./task.ts";
+import { loadTaskSet } from "./task-set.ts";
 
 async function dockerReachable(docker: Docker, timeoutMs: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -73,15 +74,9 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const root = resolve(ctx.configDir, config.mlgym_root);
   const tasks = new Map<string, { task: Task; files: TaskFiles }>();
   const cacheDir = join(ctx.runDir, "mlgym-tasks");
-  for (const name of new Set([...config.tasks, ...(config.eval_tasks ?? [])])) {
-    const probe = await loadTask(root, name);
-    const task = await loadTask(root, name, {
-      directions: config.metric_directions[probe.id],
-      priorityMetric: config.priority_metric[probe.id],
-    });
-    for (const extra of config.secret_files[task.id] ?? []) task.secretFiles.push(resolve(root, extra));
-    tasks.set(name, { task, files: await buildTaskFiles(task, cacheDir) });
-  }
+  const set = await loadTaskSet(config, root);
+  for (const [id, task] of set.byId) tasks.set(id, { task, files: await buildTaskFiles(task, cacheDir) });
+  const idOf = (name: string) => set.idOf.get(name) ?? name;
   if (config.runtime === "docker" && !(await dockerReachable(new Docker(), 5000))) {
     throw new AirError(
       "ENV_FAILED",
@@ -95,12 +90,12 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
 
   const examplesOf = (names: string[]): Example[] =>
-    names.flatMap((name) => {
-      const { task } = tasks.get(name) as { task: Task };
+    [...new Set(names.map(idOf))].flatMap((id) => {
+      const { task } = tasks.get(id) as { task: Task };
       return Array.from({ length: config.num_examples_per_task }, (_, i) => ({
         id: config.num_examples_per_task > 1 ? `${task.id}#${i}` : task.id,
         task: task.id,
-        data: { taskName: name, index: i },
+        data: { taskName: task.id, index: i },
         score: {
           priorityMetric: task.priorityMetric,
           directions: task.directions,
@@ -114,7 +109,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
       examplesOf(split === "eval" ? (config.eval_tasks ?? config.tasks) : config.tasks),
     async open(example, info) {
       const name = String(example.data?.taskName ?? example.task);
-      const entry = tasks.get(name);
+      const entry = tasks.get(idOf(name));
       if (!entry) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "open" });
       const snap = example.data?.snapshot as Uint8Array | SessionSnapshot | undefined;
       const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;

@@ -1,10 +1,10 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { AirError, type MetricDirection } from "@air/core";
 import YAML from "yaml";
 import { z } from "zod";
-import { KNOWN_TASK_SECRET_FILES, metricDirection } from "./known-tasks.ts";
+import { KNOWN_TASK_PRISTINE_FILES, KNOWN_TASK_SECRET_FILES, metricDirection } from "./known-tasks.ts";
 
 /**
  * MLGym's task classes; each evaluates its artefact differently.
@@ -38,6 +38,7 @@ const taskYaml = z.object({
   evaluation_read_only: z.boolean().default(false),
   evaluation_drops_privileges: z.boolean().default(false),
   secret_files: pathList,
+  pristine_files: z.array(z.string().min(1)).optional(),
   memory_path: z.string().nullish(),
   metric_directions: z.record(z.string(), z.enum(["maximize", "minimize"])).default({}),
 });
@@ -81,6 +82,11 @@ export interface Task {
   evaluationRunsAgentCode: boolean;
   /** Absolute host paths of files only the evaluation sees (ground truth, hidden opponents, ...). */
   secretFiles: string[];
+  /**
+   * Workspace-relative files the agent sees whose pristine copy replaces the agent's at evaluation (the
+   * games' opponent `target.py`); the evaluation paths are always restored too.
+   */
+  pristineFiles: string[];
   datasets: TaskDataset[];
   sampleSubmission?: string;
   memoryPath?: string;
@@ -97,11 +103,30 @@ export interface Task {
  * @example taskFile("/mlgym", "titanic") // "/mlgym/configs/tasks/titanic.yaml"
  */
 export function taskFile(mlgymRoot: string, task: string): string {
-  if (!task.endsWith(".yaml") && !task.endsWith(".yml"))
-    return join(mlgymRoot, "configs", "tasks", `${task}.yaml`);
+  if (!task.endsWith(".yaml") && !task.endsWith(".yml")) {
+    const named = join(mlgymRoot, "configs", "tasks", `${task}.yaml`);
+    return existsSync(named) ? named : (taskFileById(mlgymRoot, task) ?? named);
+  }
   if (isAbsolute(task)) return task;
   const candidates = [join(mlgymRoot, "configs", task), join(mlgymRoot, task)];
   return candidates.find((c) => existsSync(c)) ?? (candidates[0] as string);
+}
+
+/**
+ * The task YAML under `<root>/configs/tasks` whose `id` is `id` (MLGym names tasks by file, `titanic`, whose
+ * id is `titanicSurvival`; a config may use either).
+ * @example taskFileById("/mlgym", "titanicSurvival") // "/mlgym/configs/tasks/titanic.yaml"
+ */
+export function taskFileById(mlgymRoot: string, id: string): string | undefined {
+  const dir = join(mlgymRoot, "configs", "tasks");
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir).sort()) {
+    if (!entry.endsWith(".yaml") && !entry.endsWith(".yml")) continue;
+    const text = readFileSync(join(dir, entry), "utf8");
+    const match = /^id:\s*["']?([^"'\s#]+)/m.exec(text);
+    if (match?.[1] === id) return join(dir, entry);
+  }
+  return undefined;
 }
 
 function invalid(file: string, message: string): AirError {
@@ -152,7 +177,15 @@ export async function loadTask(
     const ds = datasetYaml.safeParse(await readYaml(dsFile));
     if (!ds.success) throw issues(dsFile, ds.error);
     if (!ds.data.is_local) throw invalid(dsFile, "only local datasets (is_local: true) are supported");
-    const dataPath = mustExist(dsFile, mlgymRoot, ds.data.data_path, "data_path");
+    const dataFull = resolve(mlgymRoot, ds.data.data_path);
+    if (!existsSync(dataFull)) {
+      const hint = dataHint(mlgymRoot, dataFull);
+      throw invalid(
+        dsFile,
+        `data_path not found: ${ds.data.data_path} (looked for ${dataFull})${hint ? `; ${hint}` : ""}`,
+      );
+    }
+    const dataPath = dataFull;
     if (!statSync(dataPath).isDirectory()) throw invalid(dsFile, `data_path is not a directory: ${dataPath}`);
     datasets.push({ name: ds.data.name, description: ds.data.description, dataPath });
   }
@@ -162,7 +195,10 @@ export async function loadTask(
   const metrics = Object.keys(baselineScores);
   const declared = { ...t.metric_directions, ...overrides.directions };
   const directions: Record<string, MetricDirection> = {};
-  for (const m of new Set([...metrics, ...Object.keys(declared)]))
+  for (const m of new Set([
+    ...metrics,
+    ...Object.keys(declared).map((k) => canonicalMetric(k, metrics) ?? k),
+  ]))
     directions[m] = metricDirection(t.id, m, declared);
   const docs = datasets.map((d) => `${d.name.toUpperCase()}:\n${d.description}\n\n`).join("");
   return {
@@ -183,6 +219,9 @@ export async function loadTask(
         : (KNOWN_TASK_SECRET_FILES[t.id] ?? [])
             .map((p) => resolve(mlgymRoot, p))
             .filter((p) => existsSync(p)),
+    pristineFiles: (t.pristine_files ?? KNOWN_TASK_PRISTINE_FILES[t.id] ?? []).filter((p) =>
+      starterCode.some((s) => basename(s) === p.split("/")[0]),
+    ),
     datasets,
     sampleSubmission: t.sample_submission
       ? mustExist(file, mlgymRoot, t.sample_submission, "sample_submission")
@@ -190,7 +229,32 @@ export async function loadTask(
     memoryPath: t.memory_path ?? undefined,
     requirementsPath: t.requirements_path ?? undefined,
     directions,
-    priorityMetric: overrides.priorityMetric ?? metrics[0] ?? Object.keys(declared)[0] ?? "Score",
+    priorityMetric:
+      canonicalMetric(overrides.priorityMetric, metrics) ?? metrics[0] ?? Object.keys(declared)[0] ?? "Score",
     file,
   };
+}
+
+/** `name` spelled as in `metrics` when one matches ignoring case (the YAML's spelling is the key). */
+function canonicalMetric(name: string | undefined, metrics: string[]): string | undefined {
+  if (name === undefined) return undefined;
+  return (
+    metrics.find((m) => m === name) ?? metrics.find((m) => m.toLowerCase() === name.toLowerCase()) ?? name
+  );
+}
+
+/**
+ * How a missing data folder is made, when a helper script sits beside it (MLGym's house-price data is written
+ * by `data/regressionKaggleHousePrice/_helpers/_generate_split.py` into `../data`), else undefined.
+ * @example dataHint("/mlgym", "/mlgym/data/regressionKaggleHousePrice/data")
+ * // "make it with: cd /mlgym/data/regressionKaggleHousePrice/_helpers && python _generate_split.py"
+ */
+export function dataHint(mlgymRoot: string, dataPath: string): string | undefined {
+  const helpers = join(dataPath, "..", "_helpers");
+  if (!existsSync(helpers) || !statSync(helpers).isDirectory()) return undefined;
+  const scripts = readdirSync(helpers)
+    .filter((f) => f.endsWith(".py"))
+    .sort((a, b) => Number(b.includes("generate")) - Number(a.includes("generate")) || a.localeCompare(b));
+  if (scripts.length === 0) return undefined;
+  return `make it with: cd ${resolve(mlgymRoot, helpers)} && python ${scripts[0]}`;
 }

@@ -1,0 +1,115 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { attackSuite } from "../testing/attacks.ts";
+import { removeTestRunDirs } from "../testing/context.ts";
+import { exampleOf, runScript } from "../testing/script.ts";
+import { makeEnv } from "../testing/suite.ts";
+import { bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
+import { runProcess } from "./process.ts";
+
+afterAll(removeTestRunDirs);
+
+const FIXTURES = join(import.meta.dir, "..", "..", "fixtures");
+
+describe("local runtime (bwrap): attacks", () => {
+  attackSuite("local", true);
+});
+
+describe("local runtime (bwrap): sandbox layout", () => {
+  test("the agent sees MLGym's layout; only the workspace, /tmp and /dev/shm are writable", async () => {
+    const { env } = await makeEnv("local", `air-test-layout-${process.pid}`);
+    try {
+      const results = await runScript(env, await exampleOf(env, "apartmentRent"), [
+        "pwd; id -un; echo $HOME",
+        'for d in /home/agent/workspace /tmp /dev/shm /home/agent / /usr /etc /opt; do touch $d/.w 2>/dev/null && echo "w $d"; done; true',
+        "ulimit -u; hostname",
+      ]);
+      expect(results[0]?.observation).toStartWith(`${SANDBOX_WORKSPACE}\nagent\n/home/agent\n`);
+      expect(results[1]?.observation).toStartWith(
+        "w /home/agent/workspace\nw /tmp\nw /dev/shm\n(Current Step",
+      );
+      expect(results[2]?.observation).toStartWith("1024\nsandbox\n");
+    } finally {
+      await env.close?.();
+    }
+  });
+
+  test("bwrap's argv mounts the system read-only and unshares the network and PIDs", () => {
+    const argv = bwrapArgv({
+      workspace: "/srv/ws",
+      python: "/usr/bin/python3",
+      identity: { kind: "userns" },
+      maxProcesses: 64,
+      memoryMb: 512,
+      command: ["bash"],
+    });
+    expect(argv).toContain("--unshare-net");
+    expect(argv).toContain("--unshare-pid");
+    expect(argv).toContain("--die-with-parent");
+    expect(argv.join(" ")).toContain("--ro-bind /usr /usr");
+    expect(argv.join(" ")).toContain(`--bind /srv/ws ${SANDBOX_WORKSPACE}`);
+    expect(argv.join(" ")).not.toContain("--bind / ");
+    expect(argv.at(-1)).toBe("bash");
+    expect(argv).toContain("--unshare-user");
+    expect(argv).not.toContain("setpriv");
+  });
+});
+
+describe("project tasks with MLGym's quirks, on the local runtime", () => {
+  test("an evaluator that hard-codes /home/agent/workspace scores; the ground truth stays hidden", async () => {
+    const { env } = await makeEnv("local", `air-test-hardcoded-${process.pid}`, {
+      mlgym_root: join(FIXTURES, "hardcoded-path"),
+      tasks: ["hardcodedTask"],
+    });
+    try {
+      const results = await runScript(env, await exampleOf(env, "hardcodedTask"), [
+        "ls data",
+        "printf 'id,label\\n1,1\\n2,0\\n3,0\\n4,1\\n' > submission.csv",
+        "validate",
+      ]);
+      expect(results[0]?.observation).toStartWith("train.csv\n(Current Step");
+      expect(results[2]?.scores).toEqual({ accuracy: 0.75 });
+    } finally {
+      await env.close?.();
+    }
+  });
+
+  test("data made by a helper script, named by file or id, metric printed in another case", async () => {
+    const root = mkdtempSync(join(tmpdir(), "air-generated-"));
+    try {
+      cpSync(join(FIXTURES, "generated-data"), root, { recursive: true });
+      const helpers = join(root, "data", "generatedTask", "_helpers");
+      const made = await runProcess(["/usr/bin/python3", "_generate_split.py"], {
+        cwd: helpers,
+        timeoutMs: 30_000,
+      });
+      expect(made.exitCode).toBe(0);
+      const { env } = await makeEnv("local", `air-test-generated-${process.pid}`, {
+        mlgym_root: root,
+        tasks: ["generated", "generatedTask"],
+        metric_directions: { generated: { rmse: "minimize" } },
+      });
+      try {
+        const examples = await env.examples("train");
+        expect(examples.map((e) => [e.id, e.task])).toEqual([["generatedTask", "generatedTask"]]);
+        expect(examples[0]?.score).toMatchObject({
+          priorityMetric: "RMSE",
+          directions: { RMSE: "minimize" },
+        });
+        const results = await runScript(env, examples[0] as (typeof examples)[number], [
+          "ls data",
+          "printf 'id,y\\n10,31\\n11,34\\n12,37\\n13,40\\n' > submission.csv",
+          "validate",
+        ]);
+        expect(results[0]?.observation).toStartWith("test.csv\ntrain.csv\n(Current Step");
+        expect(results[2]?.scores).toEqual({ RMSE: 0 });
+      } finally {
+        await env.close?.();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
