@@ -48,8 +48,11 @@ describe("console logger", () => {
     ]);
     await h["step:end"](stepEnd({}, []));
     expect(lines[1]).not.toContain("error log");
+    expect(lines[1]).toEndWith("| 1.5s\n");
+    await h["step:end"](stepEnd({ "time/step_s": 0.25 }, []));
+    expect(lines[2]).toEndWith("| 0.3s\n");
     await h["run:end"]({ status: "failed", error: "trainer died", unsettled: [] });
-    expect(lines[2]).toBe("run failed: trainer died\n");
+    expect(lines[3]).toBe("run failed: trainer died\n");
   });
 
   test("show_warnings repeats each warning under the step line", async () => {

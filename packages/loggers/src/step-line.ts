@@ -8,7 +8,7 @@ const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x 
 export interface StepLineExtras {
   /** `run.max_steps`, to show `(done/total)`. */
   totalSteps?: number;
-  /** Wall time of the step. */
+  /** Wall time of the step, shown when the metrics have no `time/step_s`. */
   seconds: number;
   /** The trainer's loss from the last weights update (it arrives after the step's line). */
   lastLoss?: number;
@@ -19,7 +19,7 @@ export interface StepLineExtras {
 /**
  * The one line printed per step, by the console logger or the launcher's progress view. Every count is read
  * from the step's metrics, the numbers the store keeps for the step (`reward/*`, `rollout/count`,
- * `rollout/failed`, `batch/samples`, `rollout/turns/mean`, the flat-reward causes); warnings are counted, not
+ * `rollout/failed`, `batch/samples`, `rollout/turns/mean`, the flat-reward causes, `time/step_s`); warnings are counted, not
  * repeated (the run's log prints each once).
  * @example
  * formatStepLine(e, { totalSteps: 10, seconds: 4.2 })
@@ -44,7 +44,7 @@ export function formatStepLine(e: EventPayload<"step:end">, extras: StepLineExtr
   if (extras.lastLoss !== undefined) parts.push(`last loss ${fmt(extras.lastLoss, 4)}`);
   if (e.warnings.length) parts.push(`${e.warnings.length} warning${e.warnings.length === 1 ? "" : "s"}`);
   if (extras.errorLogs) parts.push(`${extras.errorLogs} error log${extras.errorLogs === 1 ? "" : "s"}`);
-  parts.push(`${fmt(extras.seconds, 1)}s`);
+  parts.push(`${fmt(m["time/step_s"] ?? extras.seconds, 1)}s`);
   return parts.join(" | ");
 }
 
