@@ -15,6 +15,7 @@ declare -A FILES=(
   [0.9]="src/prime_rl/transports/rollouts/types.py src/prime_rl/trainer/batch.py"
 )
 work="$root/tmp/air-golden"
+mkdir -p "$here/fields/0.8" "$here/fields/0.9"
 rm -rf "$work"
 mkdir -p "$work"
 cp "$here/make_golden.py" "$here/cases.json" "$work/"
@@ -28,5 +29,13 @@ for version in 0.8 0.9; do
     /tmp/air-golden/cases.json "/tmp/air-golden/out/v$version"
   rm -rf "$here/v$version"
   cp -r "$work/out/v$version" "$here/v$version"
+  # The TOML keys of the config classes air writes (plain python3 + ast; any python3 will do).
+  cfg="$work/cfg-$version"
+  mkdir -p "$cfg"
+  git --git-dir="$(git -C "$repo" rev-parse --absolute-git-dir 2>/dev/null || echo "$repo")" archive "${PINS[$version]}" \
+    packages/prime-rl-configs/src/prime_rl/configs | tar -x -C "$cfg" --strip-components=3
+  for cls in TrainerConfig OrchestratorConfig InferenceConfig; do
+    python3 "$here/config_fields.py" "$cfg" "$cls" >"$here/fields/$version/$cls.json"
+  done
 done
 rm -rf "$work"
