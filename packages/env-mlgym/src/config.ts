@@ -27,8 +27,20 @@ export const mlgymConfigSchema = z
       .positive()
       .optional()
       .describe("steps shown as 'Remaining Steps' (default: orchestrator.max_turns)"),
-    window: z.number().int().positive().default(100).describe("lines the file viewer shows"),
-    max_observation_chars: z.number().int().positive().default(6000).describe("longer command output is cut"),
+    window: z
+      .number()
+      .int()
+      .positive()
+      .default(1000)
+      .describe("lines the file viewer shows (MLGym's WINDOW; its default agent config says 1000)"),
+    max_observation_chars: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "cut longer command output, keeping head and tail (default: never cut, as MLGym; set it to protect the context)",
+      ),
     command_timeout_s: z.number().positive().default(60).describe("timeout of an ordinary command"),
     training_command: z
       .string()
@@ -88,7 +100,12 @@ export const mlgymConfigSchema = z
           .describe(
             'bwrap: each sandbox is a bubblewrap namespace (needs bwrap and user namespaces); "none": plain directories, the agent can read and forge evaluations',
           ),
-        max_processes: z.number().int().positive().default(1024).describe("processes (and threads) per sandbox"),
+        max_processes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024)
+          .describe("processes (and threads) per sandbox"),
         memory_mb: z.number().int().positive().default(8192).describe("data-segment limit per process (MiB)"),
         stage_next: z
           .boolean()

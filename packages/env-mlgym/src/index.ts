@@ -1,4 +1,4 @@
-export { Editor, renderWindow } from "./aci/editor.ts";
+export { Editor } from "./aci/editor.ts";
 export { footer, NO_OUTPUT, observation, truncateOutput } from "./aci/observation.ts";
 export { BLOCKLIST, BLOCKLIST_STANDALONE, blockedName, parseCommand } from "./aci/parse.ts";
 export { buildTaskFiles } from "./bundle.ts";

@@ -2,9 +2,10 @@ import { AirError, type EnvSession, type Generation, type Message, type StepResu
 import { Editor } from "./aci/editor.ts";
 import { FileTooLargeError } from "./aci/io.ts";
 import { footer, observation } from "./aci/observation.ts";
-import { blockedName, parseCommand } from "./aci/parse.ts";
+import { blockedName, MALFORMED_EDIT, malformedEdit, parseCommand } from "./aci/parse.ts";
 import { systemPrompt, taskPrompt } from "./aci/prompts.ts";
 import { findFile, searchDir, searchFile } from "./aci/search.ts";
+import { ShellSetup } from "./aci/shell-setup.ts";
 import type { MlgymConfig } from "./config.ts";
 import { evaluateTask } from "./evaluation.ts";
 import { shellQuote } from "./runtime/shell.ts";
@@ -17,6 +18,7 @@ export interface SessionSnapshot {
   workspace: Uint8Array;
   /** Open file and working directory, relative to the workspace when inside it. */
   openFile?: string;
+  /** The viewer's current line (the middle of its window, MLGym's CURRENT_LINE). */
   top: number;
   cwd: string;
   /** Steps already taken. */
@@ -43,6 +45,7 @@ export class MlgymSession implements EnvSession {
   private tainted = false;
   private readonly editor: Editor;
   private readonly trainingCommand: RegExp;
+  private readonly shellSetup = new ShellSetup();
 
   constructor(
     private readonly runtime: Runtime,
@@ -85,7 +88,7 @@ export class MlgymSession implements EnvSession {
     return {
       workspace: await this.sandbox.snapshot(),
       openFile: file === undefined ? undefined : relative(file),
-      top: this.editor.state.top,
+      top: this.editor.state.line,
       cwd: relative(this.cwd),
       step: this.step_,
     };
@@ -96,7 +99,7 @@ export class MlgymSession implements EnvSession {
     const absolute = (path: string) =>
       path.startsWith("/") ? path : `${this.sandbox.workspace}/${path}`.replace(/\/\.$/, "");
     if (snapshot.openFile !== undefined) this.editor.state.file = absolute(snapshot.openFile);
-    this.editor.state.top = snapshot.top;
+    this.editor.state.line = snapshot.top;
     this.step_ = snapshot.step;
     const cd = await this.sandbox.exec(`cd ${shellQuote(absolute(snapshot.cwd))}`, 30_000);
     this.cwd = cd.cwd || this.cwd;
@@ -149,7 +152,6 @@ export class MlgymSession implements EnvSession {
     const parsed = parseCommand(command);
     const aci = parsed.name;
     const e = this.editor;
-    if (aci !== "scroll_up" && aci !== "scroll_down") e.state.scrolls = 0;
     const text = async (output: string): Promise<StepResult> => ({
       observation: this.observe(output),
       done: false,
@@ -157,10 +159,13 @@ export class MlgymSession implements EnvSession {
       info: { aci },
     });
     try {
+      if (malformedEdit(command)) return await text(MALFORMED_EDIT);
       return await this.runAci(aci, parsed, text, command);
     } catch (error) {
       if (error instanceof FileTooLargeError) return text(`Error: ${error.message}`);
       throw error;
+    } finally {
+      e.state.lastAction = command.trim();
     }
   }
 
@@ -211,8 +216,11 @@ export class MlgymSession implements EnvSession {
     const timeoutMs = Math.round(
       (training ? this.task.trainingTimeoutS : this.options.config.command_timeout_s) * 1000,
     );
+    await this.sandbox.exec(this.shellSetup.script, 30_000);
     const result = await this.sandbox.exec(command, timeoutMs);
     this.cwd = result.cwd || this.cwd;
+    const call = result.timedOut ? undefined : this.shellSetup.evaluationCall(result.output);
+    if (call) return this.evaluate(call);
     if (result.timedOut) {
       const message = `The command timed out after ${timeoutMs / 1000} s and was killed (with every process it started).`;
       return { observation: this.observe(message), done: false, kind: "command", toolError: message };

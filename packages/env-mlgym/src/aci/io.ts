@@ -7,12 +7,6 @@ export class FileTooLargeError extends Error {}
 /** Short timeout for the editor's own file reads and writes. */
 export const IO_TIMEOUT_MS = 30_000;
 
-/** Absolute path of `path` as the agent's shell resolves it (realpath -m), or undefined. */
-export async function resolvePath(sandbox: Sandbox, path: string): Promise<string | undefined> {
-  const r = await sandbox.exec(`realpath -m -- ${shellQuote(path)}`, IO_TIMEOUT_MS);
-  return r.exitCode === 0 ? r.output.trim() : undefined;
-}
-
 /** What is at `path`: a file, a directory, or nothing. */
 export async function pathKind(sandbox: Sandbox, path: string): Promise<"file" | "dir" | "none"> {
   const q = shellQuote(path);
@@ -57,17 +51,4 @@ export async function writeLines(
   const b64 = Buffer.from(text, "utf8").toString("base64");
   const r = await sandbox.exec(`printf '%s' '${b64}' | base64 -d > ${shellQuote(path)}`, IO_TIMEOUT_MS);
   return r.exitCode === 0 ? undefined : r.output.trim() || `cannot write ${path}`;
-}
-
-/** Python syntax errors of a file ("" when it compiles), checked with the sandbox's python. */
-export async function pythonSyntaxErrors(sandbox: Sandbox, python: string, path: string): Promise<string> {
-  const program = [
-    "import sys",
-    "try:",
-    "    compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')",
-    "except SyntaxError as e:",
-    "    print(f'- E999 {type(e).__name__}: {e.msg} (line {e.lineno})')",
-  ].join("\n");
-  const r = await sandbox.exec(`${python} -c ${shellQuote(program)} ${shellQuote(path)}`, IO_TIMEOUT_MS);
-  return r.output.trim();
 }

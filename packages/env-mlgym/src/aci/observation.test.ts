@@ -1,19 +1,18 @@
 import { describe, expect, test } from "bun:test";
-import { renderWindow } from "./editor.ts";
-import { NO_OUTPUT, observation, truncateOutput } from "./observation.ts";
+import { cleanOutput, NO_OUTPUT, observation, truncateOutput } from "./observation.ts";
 
 const state = { step: 3, remaining: 7, openFile: "/w/a.py", cwd: "/w" };
 
 describe("observation", () => {
   test("follows MLGym's template: output, step counter, open file, directory", () => {
-    expect(observation("hello\n", state, 100)).toBe(
+    expect(observation("hello\n", state)).toBe(
       "hello\n(Current Step: 3, Remaining Steps: 7)\n(Open file: /w/a.py)\n(Current directory: /w)\nbash-$",
     );
   });
 
   test("empty output gets the no-output line", () => {
-    expect(observation("  \n", { ...state, openFile: undefined }, 100)).toStartWith(`${NO_OUTPUT}\n`);
-    expect(observation("", { ...state, openFile: undefined }, 100)).toContain("(Open file: n/a)");
+    expect(observation("  \n", { ...state, openFile: undefined })).toStartWith(`${NO_OUTPUT}\n`);
+    expect(observation("", { ...state, openFile: undefined })).toContain("(Open file: n/a)");
   });
 
   test("long output is cut to the limit with a marker naming the sizes", () => {
@@ -28,12 +27,18 @@ describe("observation", () => {
   });
 });
 
-describe("renderWindow", () => {
-  test("numbers lines and says how many are above and below", () => {
-    const lines = Array.from({ length: 30 }, (_, i) => `l${i + 1}`);
-    const view = renderWindow("/w/f.txt", lines, { top: 11, scrolls: 0 }, 5);
-    expect(view).toBe(
-      "[File: /w/f.txt (30 lines total)]\n(10 more lines above)\n11:l11\n12:l12\n13:l13\n14:l14\n15:l15\n(15 more lines below)",
-    );
+describe("cleanOutput", () => {
+  test("drops empty lines and progress bars as MLGym does, keeps lines of blanks", () => {
+    expect(cleanOutput("a\n\n\nb\r\n  \nc\n")).toBe("a\nb\n  \nc");
+    expect(cleanOutput(" 50%|#####     | 5/10 [00:01<00:01, 4.2it/s]\ndone\n")).toBe("done");
+    expect(cleanOutput("one\rtwo\fthree")).toBe("one\ntwo\nthree");
+  });
+
+  test("observations are cleaned and never cut unless a limit is given", () => {
+    const long = Array.from({ length: 3000 }, (_, i) => `${i}`).join("\n\n");
+    const body = observation(long, state).split("\n(Current Step:")[0] ?? "";
+    expect(body.split("\n")).toHaveLength(3000);
+    expect(observation(long, state, 1000).length).toBeLessThan(1500);
+    expect(observation("\n\n", state)).toStartWith(`${NO_OUTPUT}\n`);
   });
 });

@@ -34,11 +34,33 @@ export function footer(state: PromptState): string {
   ].join("\n");
 }
 
+/** A tqdm progress bar line (MLGym drops these from command output). */
+const TQDM = /(?:.*?:\s*)?(\d+%\|.*?\|.*\[.*?\])/;
+/** Line breaks as Python's str.splitlines() knows them. */
+const LINE_BREAKS = new RegExp(
+  ["\\r\\n", "[\\n\\r\\v\\f\\u001c\\u001d\\u001e\\u0085\\u2028\\u2029]"].join("|"),
+);
+
 /**
- * MLGym's next-step observation: the output (or the no-output line), then the footer.
- * @example observation("", { step: 2, remaining: 8, cwd: "/w" }, 6000) // starts with NO_OUTPUT
+ * MLGym's clean-up of every command's output: split into lines (Python's `splitlines`), drop empty lines and
+ * tqdm progress bars, join with newlines. Lines holding only blanks are kept.
+ * @example cleanOutput("a\n\nb\r\n 50%|##   | 1/2 [00:01<00:01]\n") // "a\nb"
  */
-export function observation(output: string, state: PromptState, maxChars: number): string {
-  const body = output.trim() === "" ? NO_OUTPUT : truncateOutput(output.replace(/\s+$/, ""), maxChars);
+export function cleanOutput(text: string): string {
+  return text
+    .split(LINE_BREAKS)
+    .filter((line) => line !== "" && !TQDM.test(line))
+    .join("\n");
+}
+
+/**
+ * MLGym's next-step observation: the cleaned output (or the no-output line when it is blank), then the footer.
+ * `maxChars` (off by default, as in MLGym) cuts longer output, keeping its head and tail.
+ * @example observation("", { step: 2, remaining: 8, cwd: "/w" }) // starts with NO_OUTPUT
+ */
+export function observation(output: string, state: PromptState, maxChars?: number): string {
+  const cleaned = cleanOutput(output);
+  if (cleaned.trim() === "") return `${NO_OUTPUT}\n${footer(state)}`;
+  const body = maxChars === undefined ? cleaned : truncateOutput(cleaned, maxChars);
   return `${body}\n${footer(state)}`;
 }

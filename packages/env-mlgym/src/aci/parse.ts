@@ -3,6 +3,8 @@ export interface ParsedCommand {
   name: string;
   args: string[];
   body: string[];
+  /** For edit/insert: the body ended with its terminator line (MLGym refuses an edit without one). */
+  terminated: boolean;
   raw: string;
 }
 
@@ -38,7 +40,8 @@ export function splitWords(line: string): string[] {
 
 /**
  * Parses one command string. The first line names the command; for `edit`/`insert` the following lines up
- * to the terminator (`end_of_edit` / `end_of_insert`, optional at the very end) are the body.
+ * to the terminator are the body. As in MLGym, the terminator line starts with `end_of_edit` / `end_of_insert`
+ * (no indentation) and may have trailing blanks; an indented `end_of_edit` is part of the body.
  * @example parseCommand("edit 2:3\nx = 1\nend_of_edit") // { name: "edit", args: ["2:3"], body: ["x = 1"] }
  */
 export function parseCommand(command: string): ParsedCommand {
@@ -49,12 +52,14 @@ export function parseCommand(command: string): ParsedCommand {
   const name = words[0] ?? "";
   const terminator = BODY_TERMINATORS[name];
   let body: string[] = [];
+  let terminated = false;
   if (terminator) {
     body = newline < 0 ? [] : raw.slice(newline + 1).split("\n");
-    const end = body.findIndex((l) => l.trim() === terminator);
-    if (end >= 0) body = body.slice(0, end);
+    const end = body.findIndex((l) => l.trimEnd() === terminator);
+    terminated = end >= 0;
+    if (terminated) body = body.slice(0, end);
   }
-  return { name, args: words.slice(1), body, raw };
+  return { name, args: words.slice(1), body, terminated, raw };
 }
 
 /**
@@ -67,4 +72,17 @@ export function blockedName(command: string): string | undefined {
   if (BLOCKLIST.includes(first)) return first;
   if (BLOCKLIST_STANDALONE.includes(trimmed)) return trimmed;
   return undefined;
+}
+
+/** MLGym's answer to an `edit <n>:<m>` without its `end_of_edit` line (nothing runs). */
+export const MALFORMED_EDIT =
+  "Malformed edit command. Please ensure you use the `end_of_edit` keyword to mark the end of your edit.";
+
+/**
+ * True when `command` is an `edit <n>:<m>` that never says `end_of_edit` (MLGym's check, before anything runs).
+ * @example malformedEdit("edit 1:2\nx = 1") // true
+ */
+export function malformedEdit(command: string): boolean {
+  const trimmed = command.trim();
+  return /^edit\s+\d+:\d+(?:\n|$|\s)/.test(trimmed) && !trimmed.includes("end_of_edit");
 }

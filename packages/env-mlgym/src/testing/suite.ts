@@ -65,7 +65,7 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
     ]);
     expect(results).toHaveLength(9);
     expect(results[0]?.observation).toStartWith(
-      "README.md\ndata\nevaluate.py\ntrain.py\n(Current Step: 1, Remaining Steps: 19)",
+      "README.md\ndata/\nevaluate.py\ntrain.py\n(Current Step: 1, Remaining Steps: 19)",
     );
     expect(results[2]).toMatchObject({ kind: "validate", done: false });
     expect(results[2]?.evaluationError).toContain("No submission file found");
@@ -123,7 +123,7 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
       "head -c 2000000 /dev/zero | tr '\\0' 'x' > big.txt; open big.txt",
       "open big.txt",
     ]);
-    expect(results[0]?.observation).toContain("notes.py (0 lines total)]");
+    expect(results[0]?.observation).toContain("notes.py (1 lines total)]\n1:\n");
     expect(results[1]?.observation).toContain("1:def f(x):\n2:    return x + 1");
     expect(results[2]?.observation).toContain("Your proposed edit has introduced new syntax error(s)");
     expect(results[3]?.observation).toStartWith("def f(x):\n    return x + 1\n(Current Step");
@@ -185,13 +185,13 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
     expect(results[2]?.observation).toMatch(/^\S+\/workspace\/data\n/);
   });
 
-  it("long output is cut at max_observation_chars with a marker", async () => {
+  it("long output is never cut by default (as in MLGym)", async () => {
     const example = await exampleOf(env, "apartmentRent");
-    const [cat] = await runScript(env, example, ["cat data/train.csv"]);
+    const [cat, tail] = await runScript(env, example, ["cat data/train.csv", "tail -n 1 data/train.csv"]);
     const body = cat?.observation.split("\n(Current Step:")[0] ?? "";
-    expect(body.length).toBeLessThan(6500);
+    expect(body.length).toBeGreaterThan(6500);
     expect(body).toStartWith("id,area_m2,rooms");
-    expect(body).toContain("characters cut; the output was too long");
+    expect(body).toEndWith(tail?.observation.split("\n(Current Step:")[0] ?? "?");
   });
 
   it("the agent cannot read the ground truth or hidden opponents", async () => {
@@ -242,7 +242,7 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
       "python train.py",
       "validate",
     ]);
-    expect(results[0]?.observation).toStartWith("README.md\ndata\nevaluate.py\ntrain.py\n(Current Step");
+    expect(results[0]?.observation).toStartWith("README.md\ndata/\nevaluate.py\ntrain.py\n(Current Step");
     if (runtime === "docker") expect(results[1]?.observation).toStartWith("no-sleep");
     expect(results[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
   });
@@ -270,7 +270,7 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
         try {
           const ls = await child.step({ text: "", command: "cat notes.txt; ls" });
           expect(ls.observation).toStartWith(
-            "note\nREADME.md\ndata\nevaluate.py\nnotes.txt\nsubmission.csv\ntrain.py\n",
+            "note\nREADME.md\ndata/\nevaluate.py\nnotes.txt\nsubmission.csv\ntrain.py\n",
           );
           const validate = await child.step({ text: "", command: "validate" });
           expect(validate.scores?.r2).toBeLessThan(0.01);
