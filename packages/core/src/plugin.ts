@@ -47,6 +47,8 @@ export interface PluginContext {
   inferenceUrl?: string;
   /** GPUs the launcher set aside for sandboxes (`[deployment] env_gpu_ids`); an env may hand them to its sandboxes. */
   envGpuIds?: number[];
+  /** True in an evaluation (`eval`): nothing is trained, so a policy needs no token ids or logprobs. */
+  evaluation?: boolean;
   /** Aborted when the run stops; long waits should listen to it. */
   signal: AbortSignal;
   /** Emits an event on the run's bus (e.g. a runtime reporting container state). */

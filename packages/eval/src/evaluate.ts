@@ -102,7 +102,7 @@ export async function evaluateConfig(
   const host = new PluginHost(config, {
     sink: options.sink,
     signal: options.signal,
-    context: options.context,
+    context: { ...options.context, evaluation: true },
   });
   const log = createLogger("eval", host.sink);
   const { bus, pending } = host;

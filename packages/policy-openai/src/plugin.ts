@@ -25,6 +25,7 @@ export default definePlugin({
       maxModelLen: ctx.maxModelLen,
       log: ctx.log,
       signal: ctx.signal,
+      evaluationOnly: ctx.evaluation === true,
     });
     return Object.assign(policy, {
       stepMetrics: () => {

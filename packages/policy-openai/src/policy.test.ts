@@ -104,6 +104,20 @@ describe("generate", () => {
     expect(g.completionLogprobs).toEqual(fakeTokens(GOOD).map(() => 0));
   });
 
+  test("an evaluation needs no token data: a server without logprobs still answers", async () => {
+    const server = start({ noLogprobs: true, tokenIds: false });
+    const config = openaiPolicyConfig.parse({ base_url: server.baseUrl, retry_backoff_ms: 5 });
+    const log = createLogger("openai", () => {});
+    const signal = new AbortController().signal;
+    const policy = new OpenAIPolicy(config, { modelName: "tiny", log, signal, evaluationOnly: true });
+    const g = await generate(policy);
+    expect(g.action.command).toBe("ls -a");
+    const training = new OpenAIPolicy(config, { modelName: "tiny", log, signal });
+    expect(((await generate(training).catch((e: unknown) => e)) as Error).message).toContain(
+      "the vllm server's answer lacks training data",
+    );
+  });
+
   test("return_token_ids and the vLLM extras can be switched off", async () => {
     const server = start();
     await generate(policyFor(server, { return_token_ids: false, vllm_extras: false }));
