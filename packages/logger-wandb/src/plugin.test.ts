@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runToml } from "@air/core/testing";
-import { wandbLogger } from "./plugin.ts";
+import { wandbLogger, wandbLoggerConfig } from "./plugin.ts";
 import { decodeFields, readRecords } from "./read-records.ts";
 import { type FakeWandb, fakeWandb } from "./test-server.ts";
 
@@ -220,5 +220,17 @@ describe("wandb logger in a real run", () => {
       .map((item) => str(decodeFields(item.bytes!).find((f) => f.field === 1)!.bytes));
     expect(historyKeys).toContain("reward/mean");
     expect(historyKeys).toContain("rollouts");
+  });
+
+  test("preflight (rl check): fails online without a key, ok with one, skipped offline", async () => {
+    delete process.env.WANDB_API_KEY;
+    process.env.NETRC = join(dir, "missing-netrc");
+    const preflight = wandbLogger.launch!.preflight!;
+    const ctx = {} as Parameters<typeof preflight>[1];
+    const online = wandbLoggerConfig.parse({});
+    expect((await preflight(online, ctx))[0]).toMatchObject({ status: "fail", name: "wandb api key" });
+    process.env.WANDB_API_KEY = "k";
+    expect((await preflight(online, ctx))[0]).toMatchObject({ status: "ok", message: "from WANDB_API_KEY" });
+    expect((await preflight(wandbLoggerConfig.parse({ mode: "offline" }), ctx))[0]!.status).toBe("skip");
   });
 });
