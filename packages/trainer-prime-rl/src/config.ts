@@ -1,6 +1,7 @@
 import TOML from "@iarna/toml";
+import { NEWEST_PRIME_RL, type PrimeRlVersion } from "./codecs/index.ts";
 
-/** prime-rl v0.8.0's default loss (`DefaultLossConfig`): DPPO-Binary TV masking plus a KL term. */
+/** prime-rl's default loss (`DefaultLossConfig`, same at both pins): DPPO-Binary TV masking plus a KL term. */
 export interface PrimeRlLoss {
   type: "default";
   /** Mask a negative-advantage token when its probability fell by more than this (default 0.2). */
@@ -32,8 +33,16 @@ export interface PrimeRlTrainerSettings {
   lora?: { rank: number; alpha: number } | null;
   /** Runs the trainer serves at once (`max_concurrent_runs`). */
   maxConcurrentRuns?: number;
-  /** Write `<output_dir>/metrics.jsonl` (`[file_monitor]`), which trainer-prime-rl reads. Default true. */
+  /** Write `<output_dir>/metrics.jsonl` (0.8 `[file_monitor]`, 0.9 `[monitors.file]`), which trainer-prime-rl reads. Default true. */
   fileMonitor?: boolean;
+  /** prime-rl version to write the TOML for (default: the newest). */
+  version?: PrimeRlVersion;
+  /** Save a resumable checkpoint every this many steps (`[ckpt] interval`); without it `--resume` restarts from base weights. */
+  ckptInterval?: number;
+  /** Resume from the checkpoint of this prime-rl step (0.8 `[ckpt] resume_step`, 0.9 `[resume] step`). */
+  resumeStep?: number;
+  /** Rollout transport (default filesystem; zmq: 0.9 only). */
+  transport?: { type: "filesystem" } | { type: "zmq"; host: string; port: number };
 }
 
 function clean(value: Record<string, unknown>): Record<string, unknown> {
@@ -41,17 +50,25 @@ function clean(value: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Builds prime-rl v0.8.0's trainer TOML (`TrainerConfig`; start it with `uv run trainer @ trainer.toml`).
- * Rollouts come over the filesystem transport (`[rollout_transport] type = "filesystem"`, the default is zmq),
- * weights go out as files (`[weight_broadcast] type = "filesystem"`), metrics to `<output_dir>/metrics.jsonl`.
+ * Builds prime-rl's trainer TOML (`TrainerConfig`; `torchrun … -m prime_rl.trainer.rl.train @ trainer.toml`) for
+ * `settings.version` (default: the newest). Rollouts come over the filesystem transport unless `transport` says
+ * zmq (prime-rl's default is zmq), weights go out as files, metrics to `<output_dir>/metrics.jsonl`. Every key is
+ * checked against prime-rl's config classes at the pinned commits (`golden/fields`).
  * @example writeFileSync("trainer.toml", primeRlTrainerConfig({ model: "Qwen/Qwen3-0.6B", outputDir: "/out", lr: 1e-6, seqLen: 4096 }));
  */
 export function primeRlTrainerConfig(settings: PrimeRlTrainerSettings): string {
+  const version = settings.version ?? NEWEST_PRIME_RL;
   const loss = settings.loss ?? { type: "default" };
+  const v08 = version === "0.8";
+  const monitor = settings.fileMonitor !== false;
+  const ckpt = clean({
+    interval: settings.ckptInterval,
+    resume_step: v08 ? settings.resumeStep : undefined,
+  });
   const doc = clean({
     output_dir: settings.outputDir,
     max_steps: settings.maxSteps,
-    max_concurrent_runs: settings.maxConcurrentRuns ?? 1,
+    max_concurrent_runs: v08 ? (settings.maxConcurrentRuns ?? 1) : undefined,
     model: clean({
       name: settings.model,
       seq_len: settings.seqLen,
@@ -64,9 +81,13 @@ export function primeRlTrainerConfig(settings: PrimeRlTrainerSettings): string {
       max_norm: settings.maxNorm === null ? undefined : settings.maxNorm,
     }),
     loss: clean({ ...loss }),
-    rollout_transport: { type: "filesystem" },
+    ckpt: Object.keys(ckpt).length > 0 ? ckpt : undefined,
+    resume: !v08 && settings.resumeStep !== undefined ? { step: settings.resumeStep } : undefined,
+    rollout_transport: settings.transport ?? { type: "filesystem" },
     weight_broadcast: { type: "filesystem" },
-    file_monitor: settings.fileMonitor === false ? undefined : { filename: "metrics.jsonl" },
+    file_monitor: v08 && monitor ? { filename: "metrics.jsonl" } : undefined,
+    // 0.9 writes <output_dir>/metrics.jsonl by default; "None" (prime-rl's TOML spelling of None) turns it off.
+    monitors: !v08 ? { file: monitor ? { path: "metrics.jsonl" } : "None" } : undefined,
   });
   return TOML.stringify(doc as TOML.JsonMap);
 }
@@ -80,6 +101,8 @@ export interface PrimeRlRunSettings {
   maxOffPolicySteps?: number;
   temperature?: number;
   lora?: { rank: number; alpha: number } | null;
+  /** The prime-rl step this run resumes after (`[ckpt] resume_step`): the trainer's receiver starts at the next. */
+  resumeStep?: number;
 }
 
 /**
@@ -98,6 +121,7 @@ export function orchestratorControlToml(settings: PrimeRlRunSettings): string {
     }),
     train:
       settings.temperature === undefined ? undefined : { sampling: { temperature: settings.temperature } },
+    ckpt: settings.resumeStep === undefined ? undefined : { resume_step: settings.resumeStep },
     rollout_transport: { type: "filesystem" },
     weight_broadcast: { type: "filesystem" },
   });

@@ -14,6 +14,7 @@ export {
   type PrimeRlTrainerSettings,
   primeRlTrainerConfig,
 } from "./config.ts";
+export { type PrimeRlConfigClass, primeRlFields, tomlKeys, unknownPrimeRlKeys } from "./fields.ts";
 export { readStepMetrics, waitForStepMetrics } from "./metrics.ts";
 export {
   decodeMicroBatches,

@@ -189,6 +189,7 @@ describe("metrics and trainer config", () => {
 
   test("primeRlTrainerConfig writes prime-rl's TrainerConfig fields", () => {
     const toml = primeRlTrainerConfig({
+      version: "0.8",
       model: "Qwen/Qwen3-0.6B",
       outputDir: "/out/prime-rl",
       lr: 1e-6,
