@@ -1,17 +1,19 @@
 import type { EventHandlers, Message } from "@air/core";
 import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
-import { sampleRow, trajectoryRow, turnRow, turnRows } from "./rows.ts";
+import { sampleRow, trajectoryRow, turnOutcomeRow, turnRow } from "./rows.ts";
 import { runs } from "./schema.ts";
 import { prepareStatements, type Statements } from "./statements.ts";
 import { BatchWriter, type BatchWriterOptions } from "./writer.ts";
 
 /**
  * Turns run events into store rows. Handlers only build rows and queue prepared writes; `writer` flushes
- * them in one transaction every `flushRows` writes or `flushMs` milliseconds.
+ * them in one transaction every `flushRows` writes or `flushMs` milliseconds. Each turn is written once, at
+ * turn:end; rollout:end only updates the columns that change later (rewards, the auto-submit's scores and
+ * info), and step:end adds one `samples` row (advantage summary) per training sample.
  * @example
  * const recorder = new RunRecorder(openStore(file), { flushRows: 500, flushMs: 250 });
- * bus.on("step:end", recorder.hooks["step:end"]!);
+ * bus.onAll(recorder.hooks, "sqlite");
  * recorder.close();
  */
 export class RunRecorder {
@@ -42,8 +44,11 @@ export class RunRecorder {
     this.writer.push(op);
   }
 
-  /** Event handlers to subscribe to the run's bus. */
-  readonly hooks: Partial<EventHandlers> = {
+  /**
+   * Event handlers to subscribe to the run's bus: one for every event (typed `EventHandlers`, not `Partial`,
+   * so an event added to core without a handler here fails `tsc`).
+   */
+  readonly hooks: EventHandlers = {
     "run:start": (e) => {
       const row = { id: this.runId, name: e.runName, runDir: e.runDir, configJson: JSON.stringify(e.config) };
       this.queue(() => this.write.runStart(row));
@@ -85,19 +90,23 @@ export class RunRecorder {
     },
     "rollout:end": (e) => {
       const t = e.trajectory;
-      const stored = this.storedTurns.get(t.id) ?? new Set<number>();
+      const stored = this.storedTurns.get(t.id);
       this.lastPrompt.delete(t.id);
       this.storedTurns.delete(t.id);
       const row = trajectoryRow(this.runId, t, this.attempts.get(t.id) ?? 0);
       this.attempts.delete(t.id);
-      const rows = turnRows(this.runId, t);
+      // Turns written at turn:end only gain their outcome (narrow UPDATE); any turn:end missed is written whole.
+      const outcomes: Array<ReturnType<typeof turnOutcomeRow>> = [];
+      const missed: Array<ReturnType<typeof turnRow>> = [];
+      t.turns.forEach((turn, i) => {
+        if (stored?.has(turn.index)) outcomes.push(turnOutcomeRow(this.runId, t.id, turn));
+        else missed.push(turnRow(this.runId, t.id, turn, t.turns[i - 1]?.promptMessages));
+      });
       this.queue(() => {
         this.write.trajectoryEnd(row);
         if (t.turns.length === 0) this.write.deleteTurns({ runId: this.runId, rolloutId: t.id });
-        for (const r of rows) {
-          if (stored.has(r.idx)) this.write.turnOutcome(r);
-          else this.write.turn(r);
-        }
+        for (const r of outcomes) this.write.turnOutcome(r);
+        for (const r of missed) this.write.turn(r);
       });
     },
     "step:end": (e) => {

@@ -3,25 +3,36 @@ import { logprobMean, promptBase, summarizeTrajectory } from "./summary.ts";
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
-/** The `turns` row of one turn; `previousPrompt` is the prompt of the turn before it. */
-export function turnRow(runId: number, rolloutId: string, turn: Turn, previousPrompt: Message[] | undefined) {
-  const base = promptBase(previousPrompt, turn.promptMessages);
+/**
+ * The columns of a turn that can change after turn:end (rewards are applied at rollout end; the env's
+ * auto-submit adds scores and info to the last turn), keyed for the narrow UPDATE at rollout:end.
+ */
+export function turnOutcomeRow(runId: number, rolloutId: string, turn: Turn) {
   return {
     runId,
     rolloutId,
     idx: turn.index,
+    reward: turn.reward ?? null,
+    rewardBreakdownJson: json(turn.rewardBreakdown),
+    scoresJson: json(turn.scores),
+    stepKind: turn.stepKind ?? null,
+    evaluationError: turn.evaluationError ?? null,
+    infoJson: json(turn.info),
+  };
+}
+
+/** The `turns` row of one turn; `previousPrompt` is the prompt of the turn before it. */
+export function turnRow(runId: number, rolloutId: string, turn: Turn, previousPrompt: Message[] | undefined) {
+  const base = promptBase(previousPrompt, turn.promptMessages);
+  return {
+    ...turnOutcomeRow(runId, rolloutId, turn),
     promptMessagesJson: JSON.stringify(turn.promptMessages.slice(base)),
     promptBase: base,
     completion: turn.completionText,
     command: turn.action.command ?? null,
     parseError: turn.parseError ?? turn.action.parseError ?? null,
     toolError: turn.toolError ?? null,
-    evaluationError: turn.evaluationError ?? null,
     observation: turn.observation,
-    stepKind: turn.stepKind ?? null,
-    scoresJson: json(turn.scores),
-    reward: turn.reward ?? null,
-    rewardBreakdownJson: json(turn.rewardBreakdown),
     finishReason: turn.finishReason,
     policyVersion: turn.policyVersion,
     temperature: turn.temperature,
@@ -31,15 +42,7 @@ export function turnRow(runId: number, rolloutId: string, turn: Turn, previousPr
     generateMs: turn.timing.generateMs,
     envMs: turn.timing.envMs,
     notesJson: json(turn.action.notes),
-    infoJson: json(turn.info),
   };
-}
-
-/** Rows of every turn of a finished trajectory. */
-export function turnRows(runId: number, trajectory: Trajectory) {
-  return trajectory.turns.map((turn, i) =>
-    turnRow(runId, trajectory.id, turn, trajectory.turns[i - 1]?.promptMessages),
-  );
 }
 
 /** The `trajectories` row of a finished trajectory (without the autoincrement id). */

@@ -1,5 +1,6 @@
-import { getTableColumns, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { assign, type ColumnKey, columnKeys, compileWrite } from "./compile.ts";
 import type { StoreDb } from "./open.ts";
 import {
   logs,
@@ -14,151 +15,199 @@ import {
   warnings,
 } from "./schema.ts";
 
-type Row = Record<string, unknown>;
-type Keys<T extends SQLiteTable> = Array<keyof T["$inferInsert"] & string>;
-
-function placeholders(keys: string[]): Record<string, Placeholder> {
-  return Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)]));
-}
-
-function excluded<T extends SQLiteTable>(table: T, keys: string[]): Record<string, SQL> {
-  const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
-  return Object.fromEntries(keys.map((k) => [k, sql.raw(`excluded."${columns[k]!.name}"`)]));
-}
-
-/** A prepared INSERT of `keys`; with `target`, an upsert that overwrites `update` on conflict. */
-function insert<T extends SQLiteTable>(
-  db: StoreDb,
+/** `SET column = excluded.column` for each key: what an upsert overwrites on conflict. */
+function excluded<T extends SQLiteTable, K extends ColumnKey<T>>(
   table: T,
-  keys: Keys<T>,
-  conflict?: { target: SQLiteColumn[]; update: Keys<T> },
-) {
-  const base = db.insert(table).values(placeholders(keys) as never);
-  const query = conflict
-    ? base.onConflictDoUpdate({ target: conflict.target, set: excluded(table, conflict.update) as never })
-    : base;
-  const prepared = query.prepare();
-  return (row: Row) => prepared.run(row);
+  keys: readonly K[],
+): Record<K, SQL> {
+  const columns: Record<string, SQLiteColumn> = getTableColumns(table);
+  const out: Partial<Record<K, SQL>> = {};
+  for (const k of keys) {
+    const column = columns[k];
+    if (!column) throw new Error(`no column ${k} in ${String(table)}`);
+    out[k] = sql.raw(`excluded."${column.name}"`);
+  }
+  return out as Record<K, SQL>;
 }
+
+/** `keys` without `drop`, typed as such. */
+function without<K extends string, D extends K>(
+  keys: readonly K[],
+  drop: readonly D[],
+): Array<Exclude<K, D>> {
+  const dropped = new Set<string>(drop);
+  return keys.filter((k): k is Exclude<K, D> => !dropped.has(k));
+}
+
+/** Columns of a turn that change after turn:end: rewards, and the auto-submit result on the last turn. */
+export const TURN_OUTCOME_KEYS = [
+  "reward",
+  "rewardBreakdownJson",
+  "scoresJson",
+  "stepKind",
+  "evaluationError",
+  "infoJson",
+] as const satisfies ReadonlyArray<ColumnKey<typeof turns>>;
 
 /**
- * Every write of the recorder as a prepared statement (drizzle builds the SQL once; building it per row was
- * ~15x slower). Each takes a row object keyed like the schema's columns.
+ * Every write of the recorder, each one SQL statement built with drizzle against the schema and prepared once
+ * (see `compileWrite`). Each takes a row keyed like the schema's columns, typed from the schema.
+ * @example
+ * const write = prepareStatements(db);
+ * write.metric({ runId: 1, step: 0, name: "loss", value: 0.5, source: "step" });
  */
 export function prepareStatements(db: StoreDb) {
-  const turnKeys = Object.keys(getTableColumns(turns)) as Keys<typeof turns>;
-  const trajectoryKeys = (Object.keys(getTableColumns(trajectories)) as Keys<typeof trajectories>).filter(
-    (k) => k !== "id",
-  );
-  const without = <K extends string>(keys: K[], drop: string[]) => keys.filter((k) => !drop.includes(k));
-  const runEq = (column: SQLiteColumn, name: string) => sql`${column} = ${sql.placeholder(name)}`;
-  const turnUpdate = db
-    .update(turns)
-    .set(
-      placeholders([
-        "reward",
-        "rewardBreakdownJson",
-        "scoresJson",
-        "stepKind",
-        "evaluationError",
-        "infoJson",
-      ]) as never,
-    )
-    .where(
-      sql`${runEq(turns.runId, "runId")} AND ${runEq(turns.rolloutId, "rolloutId")} AND ${runEq(turns.idx, "idx")}`,
-    )
-    .prepare();
-  const turnCount = db
-    .update(trajectories)
-    .set({ turnCount: sql.placeholder("turnCount") } as never)
-    .where(sql`${runEq(trajectories.runId, "runId")} AND ${runEq(trajectories.rolloutId, "rolloutId")}`)
-    .prepare();
-  const deleteTurns = db
-    .delete(turns)
-    .where(sql`${runEq(turns.runId, "runId")} AND ${runEq(turns.rolloutId, "rolloutId")}`)
-    .prepare();
-  const runStart = db
-    .update(runs)
-    .set(placeholders(["name", "runDir", "configJson"]) as never)
-    .where(runEq(runs.id, "id"))
-    .prepare();
-  const runEnd = db
-    .update(runs)
-    .set(placeholders(["status", "error", "endedAt"]) as never)
-    .where(runEq(runs.id, "id"))
-    .prepare();
+  const client = db.$client;
+  const turnKeys = columnKeys(turns);
+  const trajectoryKeys = without(columnKeys(trajectories), ["id"]);
+  const trajectoryStartKeys = [
+    "runId",
+    "rolloutId",
+    "step",
+    "exampleId",
+    "task",
+    "groupId",
+    "attempt",
+    "status",
+    "turnCount",
+    "startedAt",
+  ] as const;
+  const stepEndKeys = [
+    "runId",
+    "step",
+    "endedAt",
+    "trajectoryCount",
+    "sampleCount",
+    "turnCount",
+    "warningsJson",
+  ] as const;
+  const sampleKeys = [
+    "runId",
+    "step",
+    "rolloutId",
+    "groupId",
+    "tokens",
+    "lossTokens",
+    "advantageMean",
+    "advantageMin",
+    "advantageMax",
+    "policyVersion",
+    "truncatedTokens",
+  ] as const;
   return {
-    runStart: (row: Row) => runStart.run(row),
-    runEnd: (row: Row) => runEnd.run(row),
-    stepStart: insert(db, steps, ["runId", "step", "policyVersion", "startedAt"], {
-      target: [steps.runId, steps.step],
-      update: ["policyVersion", "startedAt"],
-    }),
-    stepEnd: insert(
-      db,
-      steps,
-      ["runId", "step", "endedAt", "trajectoryCount", "sampleCount", "turnCount", "warningsJson"],
-      {
-        target: [steps.runId, steps.step],
-        update: ["endedAt", "trajectoryCount", "sampleCount", "turnCount", "warningsJson"],
-      },
+    runStart: compileWrite(client, runs, ["id", "name", "runDir", "configJson"], (p) =>
+      db
+        .update(runs)
+        .set(assign(p, ["name", "runDir", "configJson"]))
+        .where(eq(runs.id, p.id)),
     ),
-    trajectoryStart: insert(
-      db,
-      trajectories,
-      [
-        "runId",
-        "rolloutId",
-        "step",
-        "exampleId",
-        "task",
-        "groupId",
-        "attempt",
-        "status",
-        "turnCount",
-        "startedAt",
-      ],
-      { target: [trajectories.runId, trajectories.rolloutId], update: ["attempt", "status", "turnCount"] },
+    runEnd: compileWrite(client, runs, ["id", "status", "error", "endedAt"], (p) =>
+      db
+        .update(runs)
+        .set(assign(p, ["status", "error", "endedAt"]))
+        .where(eq(runs.id, p.id)),
     ),
-    trajectoryEnd: insert(db, trajectories, trajectoryKeys, {
-      target: [trajectories.runId, trajectories.rolloutId],
-      update: without(trajectoryKeys, ["runId", "rolloutId"]),
-    }),
-    turnCount: (row: Row) => turnCount.run(row),
-    turn: insert(db, turns, turnKeys, {
-      target: [turns.runId, turns.rolloutId, turns.idx],
-      update: without(turnKeys, ["runId", "rolloutId", "idx"]),
-    }),
-    /** Fields a turn gains after turn:end (rewards, and the auto-submit result on the last turn). */
-    turnOutcome: (row: Row) => turnUpdate.run(row),
-    deleteTurns: (row: Row) => deleteTurns.run(row),
-    metric: insert(db, metrics, ["runId", "step", "name", "value", "source"], {
-      target: [metrics.runId, metrics.name, metrics.step],
-      update: ["value", "source"],
-    }),
-    sample: insert(db, samples, [
-      "runId",
-      "step",
-      "rolloutId",
-      "groupId",
-      "tokens",
-      "lossTokens",
-      "advantageMean",
-      "advantageMin",
-      "advantageMax",
-      "policyVersion",
-      "truncatedTokens",
-    ]),
-    warning: insert(db, warnings, ["runId", "step", "message"]),
-    log: insert(db, logs, ["runId", "level", "source", "message", "timeMs"]),
-    sandbox: insert(db, sandboxes, ["runId", "sandboxId", "rolloutId", "state", "command", "updatedAt"], {
-      target: [sandboxes.runId, sandboxes.sandboxId],
-      update: ["rolloutId", "state", "command", "updatedAt"],
-    }),
-    process: insert(db, processes, ["runId", "role", "pid", "state", "logPath", "updatedAt"], {
-      target: [processes.runId, processes.role],
-      update: ["pid", "state", "logPath", "updatedAt"],
-    }),
+    stepStart: compileWrite(client, steps, ["runId", "step", "policyVersion", "startedAt"], (p) =>
+      db
+        .insert(steps)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [steps.runId, steps.step],
+          set: excluded(steps, ["policyVersion", "startedAt"]),
+        }),
+    ),
+    stepEnd: compileWrite(client, steps, stepEndKeys, (p) =>
+      db
+        .insert(steps)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [steps.runId, steps.step],
+          set: excluded(steps, without(stepEndKeys, ["runId", "step"])),
+        }),
+    ),
+    trajectoryStart: compileWrite(client, trajectories, trajectoryStartKeys, (p) =>
+      db
+        .insert(trajectories)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [trajectories.runId, trajectories.rolloutId],
+          set: excluded(trajectories, ["attempt", "status", "turnCount"]),
+        }),
+    ),
+    trajectoryEnd: compileWrite(client, trajectories, trajectoryKeys, (p) =>
+      db
+        .insert(trajectories)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [trajectories.runId, trajectories.rolloutId],
+          set: excluded(trajectories, without(trajectoryKeys, ["runId", "rolloutId"])),
+        }),
+    ),
+    /** The running trajectory's turn count, so the dashboard's list shows progress before rollout:end. */
+    turnCount: compileWrite(client, trajectories, ["runId", "rolloutId", "turnCount"], (p) =>
+      db
+        .update(trajectories)
+        .set(assign(p, ["turnCount"]))
+        .where(and(eq(trajectories.runId, p.runId), eq(trajectories.rolloutId, p.rolloutId))),
+    ),
+    /** The whole turn row (written once, at turn:end; an upsert so a repeated event cannot fail a batch). */
+    turn: compileWrite(client, turns, turnKeys, (p) =>
+      db
+        .insert(turns)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [turns.runId, turns.rolloutId, turns.idx],
+          set: excluded(turns, without(turnKeys, ["runId", "rolloutId", "idx"])),
+        }),
+    ),
+    /** The narrow UPDATE at rollout:end: only the columns in TURN_OUTCOME_KEYS. */
+    turnOutcome: compileWrite(client, turns, ["runId", "rolloutId", "idx", ...TURN_OUTCOME_KEYS], (p) =>
+      db
+        .update(turns)
+        .set(assign(p, TURN_OUTCOME_KEYS))
+        .where(and(eq(turns.runId, p.runId), eq(turns.rolloutId, p.rolloutId), eq(turns.idx, p.idx))),
+    ),
+    deleteTurns: compileWrite(client, turns, ["runId", "rolloutId"], (p) =>
+      db.delete(turns).where(and(eq(turns.runId, p.runId), eq(turns.rolloutId, p.rolloutId))),
+    ),
+    metric: compileWrite(client, metrics, ["runId", "step", "name", "value", "source"], (p) =>
+      db
+        .insert(metrics)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [metrics.runId, metrics.name, metrics.step],
+          set: excluded(metrics, ["value", "source"]),
+        }),
+    ),
+    sample: compileWrite(client, samples, sampleKeys, (p) => db.insert(samples).values(p)),
+    warning: compileWrite(client, warnings, ["runId", "step", "message"], (p) =>
+      db.insert(warnings).values(p),
+    ),
+    log: compileWrite(client, logs, ["runId", "level", "source", "message", "timeMs"], (p) =>
+      db.insert(logs).values(p),
+    ),
+    sandbox: compileWrite(
+      client,
+      sandboxes,
+      ["runId", "sandboxId", "rolloutId", "state", "command", "updatedAt"],
+      (p) =>
+        db
+          .insert(sandboxes)
+          .values(p)
+          .onConflictDoUpdate({
+            target: [sandboxes.runId, sandboxes.sandboxId],
+            set: excluded(sandboxes, ["rolloutId", "state", "command", "updatedAt"]),
+          }),
+    ),
+    process: compileWrite(client, processes, ["runId", "role", "pid", "state", "logPath", "updatedAt"], (p) =>
+      db
+        .insert(processes)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [processes.runId, processes.role],
+          set: excluded(processes, ["pid", "state", "logPath", "updatedAt"]),
+        }),
+    ),
   };
 }
 

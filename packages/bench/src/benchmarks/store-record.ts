@@ -21,7 +21,7 @@ export async function recordSteps(dbPath: string, steps: number): Promise<Record
     flushMs += performance.now() - t0;
   };
   const bus = new EventBus();
-  for (const [name, handler] of Object.entries(recorder.hooks)) bus.on(name as never, handler as never);
+  bus.onAll(recorder.hooks, "sqlite");
   let ms = 0;
   let turns = 0;
   try {
@@ -38,7 +38,16 @@ export async function recordSteps(dbPath: string, steps: number): Promise<Record
       for (const t of trajectories) {
         const base = { rolloutId: t.id, exampleId: t.exampleId, task: t.task, groupId: t.groupId, step };
         await bus.emit("rollout:start", { ...base, policyVersion: step, attempt: 0 });
-        for (const turn of t.turns) await bus.emit("turn:end", { rolloutId: t.id, step, turn });
+        // As in core, a turn has no reward at turn:end; rewards are applied to the same objects before rollout:end.
+        const rewards = t.turns.map((turn) => turn.reward);
+        for (const turn of t.turns) {
+          turn.reward = undefined;
+          await bus.emit("turn:end", { rolloutId: t.id, step, turn });
+        }
+        t.turns.forEach((turn, i) => {
+          turn.reward = rewards[i];
+          turn.rewardBreakdown = { delta: rewards[i] ?? 0 };
+        });
         await bus.emit("rollout:end", { trajectory: t });
         turns += t.turns.length;
       }
