@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { blockedName, parseCommand, splitWords } from "./parse.ts";
+import { blockedName, malformedEdit, parseCommand, splitWords } from "./parse.ts";
 
 describe("parseCommand", () => {
   test("splits name and quoted arguments", () => {
@@ -13,6 +13,20 @@ describe("parseCommand", () => {
   test("takes the edit body up to end_of_edit, keeping indentation", () => {
     const parsed = parseCommand("edit 2:3\n    x = 1\n\n    y = 2\nend_of_edit\n");
     expect(parsed).toMatchObject({ name: "edit", args: ["2:3"], body: ["    x = 1", "", "    y = 2"] });
+  });
+
+  test("only an unindented end_of_edit (trailing blanks allowed) ends the body, as in MLGym", () => {
+    expect(parseCommand("edit 1:1\n  end_of_edit\nx\nend_of_edit  \n")).toMatchObject({
+      body: ["  end_of_edit", "x"],
+      terminated: true,
+    });
+  });
+
+  test("an edit n:m that never says end_of_edit is malformed; other commands are not", () => {
+    expect(malformedEdit("edit 1:2\nx = 1")).toBe(true);
+    expect(malformedEdit("edit 1:2\nx = 1\nend_of_edit")).toBe(false);
+    expect(malformedEdit("edit x\ny")).toBe(false);
+    expect(malformedEdit("insert 1\ny")).toBe(false);
   });
 
   test("accepts an insert body without its terminator", () => {
