@@ -6,6 +6,7 @@ import { AirError, type Environment, EventBus, PendingWork, type Policy, runRoll
 import Docker from "dockerode";
 import { createMlgymEnvironment } from "../plugin.ts";
 import type { MlgymSession } from "../session.ts";
+import { attackSuite } from "../testing/attacks.ts";
 import { dockerAvailable, REPO_ROOT, removeTestRunDirs, TEST_IMAGE } from "../testing/context.ts";
 import { exampleOf, runScript } from "../testing/script.ts";
 import { makeEnv, sharedSuite, snapshotSuite } from "../testing/suite.ts";
@@ -23,6 +24,10 @@ async function runContainers(runName: string) {
 describe("mlgym env, docker runtime", () => {
   sharedSuite("docker", available);
   snapshotSuite("docker", available);
+});
+
+describe("docker runtime: attacks", () => {
+  attackSuite("docker", available);
 });
 
 describe("docker runtime specifics", () => {
@@ -61,6 +66,45 @@ describe("docker runtime specifics", () => {
       }
     } finally {
       await local.env.close?.();
+    }
+  });
+
+  it("the quirk fixtures score identically on local (bwrap) and docker", async () => {
+    const fixtures = join(import.meta.dir, "..", "..", "fixtures");
+    const cases = [
+      {
+        root: "hardcoded-path",
+        task: "hardcodedTask",
+        commands: ["printf 'id,label\\n1,1\\n2,0\\n3,1\\n4,1\\n' > submission.csv", "validate", "submit"],
+      },
+      {
+        root: "known-game",
+        task: "prisonersDilemma",
+        commands: [
+          "validate",
+          "printf 'def row_strategy(history):\\n    return 1\\n' > strategy.py",
+          "submit",
+        ],
+      },
+    ];
+    for (const c of cases) {
+      const extra = { mlgym_root: join(fixtures, c.root), tasks: [c.task] };
+      const [d, l] = await Promise.all([
+        makeEnv("docker", `${runName}-parity-${c.root}`, extra),
+        makeEnv("local", `air-test-parity-${c.root}-${process.pid}`, extra),
+      ]);
+      try {
+        const [a, b] = await Promise.all([
+          runScript(d.env, await exampleOf(d.env, c.task), c.commands),
+          runScript(l.env, await exampleOf(l.env, c.task), c.commands),
+        ]);
+        const scores = (r: typeof a) => r.map((x) => x.scores).filter(Boolean);
+        expect(scores(a)).toHaveLength(2);
+        expect(scores(a)).toEqual(scores(b));
+        expect(a.map((x) => x.observation)).toEqual(b.map((x) => x.observation));
+      } finally {
+        await Promise.all([d.env.close?.(), l.env.close?.()]);
+      }
     }
   });
 

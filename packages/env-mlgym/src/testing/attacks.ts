@@ -60,10 +60,11 @@ export function attackSuite(
   it("a background process waiting for the evaluation sees neither its files nor its processes", async () => {
     const example = await exampleOf(env, "rpsTournament");
     const watcher = [
-      "(for i in $(seq 1 300); do",
-      "  find / -maxdepth 4 -name opponents.py 2>/dev/null;",
-      "  for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; ls $p/cwd/ $p/root/ 2>/dev/null; done | grep -e 'python [e]valuate' -e 'oppo[n]ents';",
-      "  sleep 0.01; done > /tmp/seen.txt 2>&1 &)",
+      "(for i in $(seq 1 2000); do",
+      "  grep -a -l -e 'e[v]aluate[.]py' -e 'oppo[n]ents' /proc/[0-9]*/cmdline 2>/dev/null;",
+      "  cat /proc/[0-9]*/cwd/oppo*ents.py /proc/[0-9]*/root/home/agent/workspace/oppo*ents.py 2>/dev/null;",
+      "done > /tmp/seen.txt 2>&1 &)",
+      "(for i in $(seq 1 40); do find / -maxdepth 5 -name 'oppo*ents.py' 2>/dev/null; sleep 0.02; done >> /tmp/seen.txt &)",
     ].join("\n");
     const results = await runScript(env, example, [
       watcher,
@@ -87,7 +88,7 @@ export function attackSuite(
     const second = await runScript(env, example, [
       "python train.py",
       "validate",
-      "ps -eo user,args | grep -v -e ' ps ' -e grep | grep -c -e sleep -e find || true",
+      "ps -u \"$(id -un)\" -o args= | grep -c -e '^sleep 0' -e '^find /' || true",
     ]);
     expect(second[1]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     expect(second[2]?.observation).toStartWith("0\n");
@@ -105,11 +106,12 @@ export function attackSuite(
     ].join("\n");
     const results = await runScript(env, example, [
       `cat > /tmp/net.py <<'EOF'\n${probe}\nEOF\npython /tmp/net.py`,
-      "cat /sys/class/net/*/operstate 2>/dev/null | sort | uniq -c | wc -l; ls /sys/class/net 2>/dev/null | grep -v -x lo | wc -l",
+      "wc -l < /proc/net/route",
     ]);
     expect(results[0]?.observation).toStartWith("blocked");
     expect(results[0]?.observation).not.toContain("connected");
-    expect(results[1]?.observation).toMatch(/\n0\n/);
+    // No route at all: only the header line of the routing table.
+    expect(results[1]?.observation).toStartWith("1\n");
   });
 
   it("kill -9 -1 in one sandbox hurts only that sandbox", async () => {
@@ -124,7 +126,7 @@ export function attackSuite(
       await a.step({ text: "", command: "kill -9 -1" });
       const after = await a.step({ text: "", command: "echo alive" });
       expect(after.observation).toContain("alive");
-      const other = await b.step({ text: "", command: "pgrep -x sleep | wc -l" });
+      const other = await b.step({ text: "", command: 'pgrep -u "$(id -un)" -x sleep | wc -l' });
       expect(other.observation).toStartWith("1\n");
     } finally {
       await Promise.all([a.close(), b.close()]);
