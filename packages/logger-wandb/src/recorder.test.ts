@@ -3,9 +3,9 @@ import type { Batch, EventHandlers } from "@air/core";
 import { makeSample, makeTrajectory } from "@air/core/testing";
 import { netrcPassword } from "./auth.ts";
 import { wandbName } from "./metrics.ts";
-import { WandbRecorder } from "./recorder.ts";
+import { redactSecrets, WandbRecorder } from "./recorder.ts";
 import type { RunSink } from "./sink.ts";
-import { rolloutsTable, sampleEvenly, tableFile } from "./table.ts";
+import { conversationText, MAX_MESSAGES_CHARS, rolloutsTable, sampleEvenly, tableFile } from "./table.ts";
 
 function memorySink() {
   const calls = {
@@ -104,6 +104,17 @@ describe("recorder", () => {
 });
 
 describe("names, tables, netrc", () => {
+  test("secrets in the config are redacted before they are sent", () => {
+    const config = {
+      policy: { api_key: "sk-1", max_tokens: 9, headers: [{ bearer_token: "t" }] },
+      env: { secret_files: ["a"] },
+    };
+    expect(redactSecrets(config)).toEqual({
+      policy: { api_key: "<redacted>", max_tokens: 9, headers: [{ bearer_token: "<redacted>" }] },
+      env: { secret_files: ["a"] },
+    });
+  });
+
   test("air names become prime-rl's where prime-rl logs the same quantity", () => {
     expect(wandbName("rollout/turns/mean")).toBe("effective/num_turns/mean");
     expect(wandbName("trainer/entropy")).toBe("entropy/all/mean");
@@ -125,6 +136,12 @@ describe("names, tables, netrc", () => {
     const table = rolloutsTable(2, [t], b, 4);
     expect(table.data[0]!.slice(0, 2)).toEqual([2, t.task]);
     expect(table.data[0]!.slice(3)).toEqual([0.5, -0.75]);
+    const long = makeTrajectory({
+      initialMessages: [{ role: "user", content: "x".repeat(MAX_MESSAGES_CHARS + 100) }],
+    });
+    const cell = conversationText(long);
+    expect(cell).toContain("[… 106 characters left out …]");
+    expect(cell.startsWith("user: xxx")).toBe(true);
     const file = tableFile("eval/rollouts", 2, table);
     expect(file.path).toMatch(/^media\/table\/eval_rollouts_2_[0-9a-f]{20}\.table\.json$/);
     expect(file.value.size).toBe(Buffer.byteLength(file.content));

@@ -12,6 +12,24 @@ export interface RecorderOptions {
 
 type Row = Record<string, unknown>;
 
+const SECRET_KEY = /(^|_)(api_?key|password|secret|token)$/i;
+
+/**
+ * A copy of a config with the string values of secret-looking keys (`api_key`, `…_token`, `password`, `secret`)
+ * replaced by "<redacted>", so credentials in plugin sections never leave the machine.
+ * @example redactSecrets({ policy: { api_key: "sk-…", max_tokens: 9 } }) // { policy: { api_key: "<redacted>", max_tokens: 9 } }
+ */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      SECRET_KEY.test(k) && typeof v === "string" ? "<redacted>" : redactSecrets(v),
+    ]),
+  );
+}
+
 /**
  * Turns a run's events into W&B history rows, one per air step: `step:end` metrics (renamed as prime-rl names
  * them), the trainer's metrics of that step (`weights:updated`), evaluation results (`eval:end`), a rollouts
@@ -31,7 +49,7 @@ export class WandbRecorder {
     private readonly options: RecorderOptions,
   ) {
     this.hooks = {
-      "run:start": (e) => sink.config(e.config),
+      "run:start": (e) => sink.config(redactSecrets(e.config) as Record<string, unknown>),
       "step:end": (e) => {
         this.totalRollouts += e.metrics["rollout/count"] ?? e.trajectories.length;
         const values: Row = {

@@ -18,7 +18,14 @@ export interface TableFile {
 
 export const ROLLOUT_COLUMNS = ["step", "task", "messages", "reward", "advantage"];
 
-/** The conversation of a trajectory as plain text: initial messages, then each turn's reply and observation. */
+/** Longest `messages` cell; longer conversations keep their start and end. */
+export const MAX_MESSAGES_CHARS = 50_000;
+
+/**
+ * The conversation of a trajectory as plain text: initial messages, then each turn's reply and observation; past
+ * `MAX_MESSAGES_CHARS` the middle is cut and the number of characters left out is said.
+ * @example conversationText(trajectory) // "system: …\n\nuser: …\n\nassistant: …\n\nenv: …"
+ */
 export function conversationText(t: Trajectory): string {
   const parts = t.initialMessages.map((m) => `${m.role}: ${m.content}`);
   for (const turn of t.turns) {
@@ -26,7 +33,10 @@ export function conversationText(t: Trajectory): string {
     if (turn.observation) parts.push(`env: ${turn.observation}`);
   }
   if (t.error) parts.push(`error: ${t.error}`);
-  return parts.join("\n\n");
+  const text = parts.join("\n\n");
+  if (text.length <= MAX_MESSAGES_CHARS) return text;
+  const keep = MAX_MESSAGES_CHARS / 2;
+  return `${text.slice(0, keep)}\n\n[… ${text.length - 2 * keep} characters left out …]\n\n${text.slice(-keep)}`;
 }
 
 /** The advantage of a trajectory's trained tokens (GRPO gives every token of a rollout the same), or null. */
