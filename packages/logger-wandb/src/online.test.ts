@@ -129,4 +129,19 @@ describe("online sink, against the requests the official JS SDK sends", () => {
       orchestrator: { value: { batch_size: 4 } },
     });
   });
+
+  test("a rejected upload drops the files, not the metrics", async () => {
+    server = fakeWandb();
+    const s = sink(server.baseUrl, "team");
+    await s.start();
+    server.failNext("/upload/", 403);
+    s.file("media/table/t_0_x.table.json", "{}");
+    s.history({ a: 1 }, 0);
+    await s.finish(0);
+    const streams = server.requests.filter((r) => r.path.endsWith("/file_stream")).map((r) => r.body as Body);
+    expect(streams[0]!.uploaded).toBeUndefined();
+    expect(JSON.stringify(streams[0]!.files)).toContain('"a\\":1');
+    expect(streams.at(-1)).toEqual({ complete: true, exitcode: 0 });
+    expect(errors.join("\n")).toContain("uploading 1 file(s) failed: HTTP 403");
+  });
 });

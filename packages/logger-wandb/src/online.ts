@@ -32,6 +32,8 @@ export class OnlineSink implements RunSink {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> = Promise.resolve();
   private dropped = false;
+  private filesRejected = false;
+  private finished = false;
 
   constructor(
     private readonly client: WandbClient,
@@ -79,7 +81,7 @@ export class OnlineSink implements RunSink {
   }
 
   private schedule(): void {
-    if (this.timer || this.dropped) return;
+    if (this.timer || this.dropped || this.finished) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.sending = this.sending.then(() => this.send());
@@ -100,14 +102,7 @@ export class OnlineSink implements RunSink {
         });
         if (this.pendingConfig === config) this.pendingConfig = undefined;
       }
-      const files = this.pendingFiles;
-      this.pendingFiles = [];
-      try {
-        await this.client.uploadFiles(this.path, files);
-      } catch (error) {
-        this.pendingFiles.unshift(...files);
-        throw error;
-      }
+      const files = await this.uploadPending();
       const lines = this.pendingLines;
       const summary = this.pendingSummary;
       const body: Record<string, unknown> = { files: {} as Record<string, unknown> };
@@ -128,7 +123,30 @@ export class OnlineSink implements RunSink {
     }
   }
 
+  /**
+   * Uploads the queued files; returns the ones uploaded. A failed upload does not hold the metrics back: a
+   * transient failure keeps the files for the next send, a 4xx drops them (logged) and uploads no more files.
+   */
+  private async uploadPending(): Promise<Array<{ path: string; content: string }>> {
+    const files = this.pendingFiles;
+    this.pendingFiles = [];
+    if (files.length === 0 || this.filesRejected) return [];
+    try {
+      await this.client.uploadFiles(this.path, files);
+      return files;
+    } catch (error) {
+      const permanent = error instanceof WandbHttpError && error.status !== undefined;
+      this.options.log.error(
+        `W&B: uploading ${files.length} file(s) failed: ${(error as Error).message}${permanent ? "; no more files are uploaded" : ""}`,
+      );
+      if (permanent) this.filesRejected = true;
+      else this.pendingFiles.unshift(...files);
+      return [];
+    }
+  }
+
   async finish(exitCode: number): Promise<void> {
+    this.finished = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const work = this.sending
