@@ -6,6 +6,7 @@ import { checkTokenData, readCompletion } from "./completion.ts";
 import { openaiPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { isContextLengthError, kindFromInfoRoute, kindFromModels, kindRequestFields } from "./kinds.ts";
+import { probeServer } from "./probe.ts";
 import { promptIdsByKind } from "./prompt-ids.ts";
 import { InferenceServer } from "./server.ts";
 import { loadWeights } from "./weights.ts";
@@ -234,5 +235,36 @@ describe("weight routes per kind", () => {
     );
     expect((error as Error).message).toContain("a llama.cpp server has no route to load new full weights");
     expect(s.requests).toEqual([]);
+  });
+});
+
+describe("rl check probe", () => {
+  const base = (url: string, extra: Record<string, unknown> = {}) =>
+    openaiPolicyConfig.parse({ base_url: url, retry_backoff_ms: 1, ...extra });
+
+  test("a vLLM-shaped server with token data passes; a hosted API without it fails; a 500 is skip", async () => {
+    const good = serve({ "/v1/models": "vllm/models.json", "/v1/chat/completions": "vllm/chat.json" });
+    const [ok] = await probeServer(base(good.config.base_url), {});
+    expect(ok?.status).toBe("ok");
+    expect(ok?.message).toContain('vllm (GET /v1/models owned_by "vllm"): 3 prompt ids, 2 completion ids');
+    const hosted = serve({
+      "/v1/models": { status: 200, body: { data: [{ id: "gpt", owned_by: "openai" }] } },
+      "/v1/chat/completions": { status: 200, body: { choices: [{ message: { content: "ok" } }] } },
+    });
+    const [fail] = await probeServer(base(hosted.config.base_url), {});
+    expect(fail?.status).toBe("fail");
+    expect(fail?.message).toContain("a hosted API returns no token ids");
+    const broken = serve({
+      "/v1/models": "vllm/models.json",
+      "/v1/chat/completions": { status: 500, body: {} },
+    });
+    const [skip] = await probeServer(base(broken.config.base_url), {});
+    expect(skip?.status).toBe("skip");
+  });
+
+  test("a server that is not up is skip when the launcher starts it", async () => {
+    const [r] = await probeServer(base("http://127.0.0.1:9/v1"), { inferenceUrl: "http://127.0.0.1:9/v1" });
+    expect(r?.status).toBe("skip");
+    expect(r?.message).toContain("not up yet");
   });
 });

@@ -1,6 +1,7 @@
 import { definePlugin } from "@air/core";
 import { openaiPolicyConfig } from "./config.ts";
 import { OpenAIPolicy } from "./policy.ts";
+import { probeServer } from "./probe.ts";
 import { flattenStats, formatStats } from "./stats.ts";
 
 /**
@@ -18,7 +19,10 @@ export default definePlugin({
   kind: "policy",
   description: "OpenAI-compatible chat completions (vLLM): token ids, logprobs, command extraction",
   configSchema: openaiPolicyConfig,
-  launch: { needs: (config) => ({ inferenceUrl: config.base_url }) },
+  launch: {
+    needs: (config) => ({ inferenceUrl: config.base_url }),
+    preflight: (config, ctx) => probeServer(config, ctx),
+  },
   create(config, ctx) {
     const policy = new OpenAIPolicy(config, {
       modelName: ctx.modelName,

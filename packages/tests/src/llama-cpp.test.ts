@@ -201,6 +201,13 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     expect(samples).toBeGreaterThan(0);
   }, 120_000);
 
+  test("rl check sends one tiny generation and reports the token data", async () => {
+    const { out } = await run(["bun", "run", "rl", "check", config("check", baseUrl)]);
+    expect(out).toMatch(
+      /ok {3}policy server returns training data: llama\.cpp .*prompt ids, \d+ completion ids with logprobs/,
+    );
+  }, 60_000);
+
   test("a prompt longer than the server's context ends each rollout as context_length", async () => {
     // max_model_len far above the server's window: the request is sent and llama.cpp's own 400
     // exceed_context_size_error is what ends the rollout.

@@ -1,0 +1,63 @@
+import { type CheckResult, createLogger, errorMessage, type LaunchContext } from "@air/core";
+import type { OpenAIPolicyConfig } from "./config.ts";
+import { OpenAIPolicy } from "./policy.ts";
+import { isTransient } from "./retry.ts";
+
+const NAME = "policy server returns training data";
+
+/** The innermost cause of an error (AirError wraps the HTTP or connection error). */
+function rootCause(error: unknown): unknown {
+  let e = error;
+  for (let i = 0; i < 5 && e instanceof Error && e.cause !== undefined; i++) e = e.cause;
+  return e;
+}
+
+/**
+ * `rl check` for the openai policy: one tiny generation (4 tokens) against `base_url`, reporting the server
+ * kind and whether the answer carries what training needs (prompt ids, completion ids, one logprob each).
+ * A transient failure (connection refused, 5xx, timeout) is `skip`: it may be a server the launcher has not
+ * started yet, or a hiccup; the run itself retries and, if it persists, fails. A server that answers without
+ * the data training needs, or refuses the request (4xx), is `fail`.
+ * @example const [result] = await probeServer(config, { configDir, runDir, inferenceUrl });
+ */
+export async function probeServer(
+  config: OpenAIPolicyConfig,
+  ctx: Pick<LaunchContext, "inferenceUrl">,
+  timeoutMs = 20_000,
+): Promise<CheckResult[]> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const probeConfig: OpenAIPolicyConfig = {
+    ...config,
+    max_tokens: 4,
+    max_retries: 0,
+    max_format_retries: 0,
+    parser: "none",
+    request_timeout_ms: Math.min(config.request_timeout_ms, timeoutMs),
+    require_token_data: true,
+  };
+  const log = createLogger("openai", () => {});
+  const policy = new OpenAIPolicy(probeConfig, { modelName: config.model ?? "default", log, signal });
+  try {
+    const info = await policy.serverInfo(signal);
+    const g = await policy.generate({
+      messages: [{ role: "user", content: "Say ok." }],
+      rolloutId: "check",
+      turnIndex: 0,
+      signal,
+    });
+    return [
+      {
+        name: NAME,
+        status: "ok",
+        message: `${info.kind} (${info.evidence}): ${g.promptTokenIds.length} prompt ids, ${g.completionTokenIds.length} completion ids with logprobs`,
+      },
+    ];
+  } catch (error) {
+    if (isTransient(rootCause(error))) {
+      const ours = ctx.inferenceUrl?.replace(/\/+$/, "") === config.base_url.replace(/\/+$/, "");
+      const why = ours ? "not up yet (the launcher starts it)" : "could not be checked";
+      return [{ name: NAME, status: "skip", message: `${config.base_url} ${why}: ${errorMessage(error)}` }];
+    }
+    return [{ name: NAME, status: "fail", message: `${config.base_url}: ${errorMessage(error)}` }];
+  }
+}
