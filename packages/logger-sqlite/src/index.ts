@@ -22,8 +22,10 @@ export { schema } from "./schema.ts";
 export {
   promptBase,
   rebuildPrompts,
+  type StoredPrompt,
   summarizeTrajectory,
   type TrajectorySummary,
+  tailFromPrevious,
   type ValidationPoint,
 } from "./summary.ts";
 export { BatchWriter, type BatchWriterOptions } from "./writer.ts";

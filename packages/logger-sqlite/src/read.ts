@@ -55,6 +55,9 @@ export function readTrajectory(db: StoreDb, runId: number, rolloutId: string): S
     rows.map((r) => ({
       promptBase: r.promptBase,
       promptMessages: parseJson<Message[]>(r.promptMessagesJson, []),
+      fromPrevious: r.promptFromPrevious,
+      completion: r.completion,
+      observation: r.observation,
     })),
   );
   return {

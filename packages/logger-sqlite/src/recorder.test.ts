@@ -72,7 +72,13 @@ describe("sqlite logger over a real run", () => {
       .from(turns)
       .where(and(eq(turns.rolloutId, "s0-r1"), eq(turns.idx, 3)))
       .get()!;
-    expect(JSON.parse(full.promptMessagesJson)).toHaveLength(2);
+    // Its new messages are turn 2's reply and observation: stored as a reference, not a second copy.
+    expect(full.promptFromPrevious).toBe(true);
+    expect(full.promptMessagesJson).toBe("[]");
+    expect(t.turns[3]!.prompt.slice(6)).toEqual([
+      { role: "assistant", content: t.turns[2]!.completion },
+      { role: "user", content: t.turns[2]!.observation },
+    ]);
   });
 
   test("summarises scores against the baseline", () => {

@@ -1,4 +1,4 @@
-import type { EventHandlers, Message } from "@air/core";
+import type { EventHandlers, Turn } from "@air/core";
 import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
 import { sampleRow, trajectoryRow, turnOutcomeRow, turnRow } from "./rows.ts";
@@ -20,7 +20,8 @@ export class RunRecorder {
   readonly runId: number;
   readonly writer: BatchWriter;
   private readonly write: Statements;
-  private readonly lastPrompt = new Map<string, Message[]>();
+  /** The last turn seen per rollout: the next turn's prompt is stored relative to it. */
+  private readonly lastTurn = new Map<string, Turn>();
   private readonly attempts = new Map<string, number>();
   /** Turn indices stored at turn:end per rollout; rollout:end then only updates their outcome. */
   private readonly storedTurns = new Map<string, Set<number>>();
@@ -59,7 +60,7 @@ export class RunRecorder {
     },
     "rollout:start": (e) => {
       this.attempts.set(e.rolloutId, e.attempt);
-      this.lastPrompt.delete(e.rolloutId);
+      this.lastTurn.delete(e.rolloutId);
       this.storedTurns.set(e.rolloutId, new Set());
       const row = {
         runId: this.runId,
@@ -79,8 +80,8 @@ export class RunRecorder {
       });
     },
     "turn:end": (e) => {
-      const row = turnRow(this.runId, e.rolloutId, e.turn, this.lastPrompt.get(e.rolloutId));
-      this.lastPrompt.set(e.rolloutId, e.turn.promptMessages);
+      const row = turnRow(this.runId, e.rolloutId, e.turn, this.lastTurn.get(e.rolloutId));
+      this.lastTurn.set(e.rolloutId, e.turn);
       this.storedTurns.get(e.rolloutId)?.add(e.turn.index);
       const count = { runId: this.runId, rolloutId: e.rolloutId, turnCount: e.turn.index + 1 };
       this.queue(() => {
@@ -91,7 +92,7 @@ export class RunRecorder {
     "rollout:end": (e) => {
       const t = e.trajectory;
       const stored = this.storedTurns.get(t.id);
-      this.lastPrompt.delete(t.id);
+      this.lastTurn.delete(t.id);
       this.storedTurns.delete(t.id);
       const row = trajectoryRow(this.runId, t, this.attempts.get(t.id) ?? 0);
       this.attempts.delete(t.id);
@@ -100,7 +101,7 @@ export class RunRecorder {
       const missed: Array<ReturnType<typeof turnRow>> = [];
       t.turns.forEach((turn, i) => {
         if (stored?.has(turn.index)) outcomes.push(turnOutcomeRow(this.runId, t.id, turn));
-        else missed.push(turnRow(this.runId, t.id, turn, t.turns[i - 1]?.promptMessages));
+        else missed.push(turnRow(this.runId, t.id, turn, t.turns[i - 1]));
       });
       this.queue(() => {
         this.write.trajectoryEnd(row);

@@ -1,5 +1,5 @@
-import type { Message, Sample, Trajectory, Turn } from "@air/core";
-import { logprobMean, promptBase, summarizeTrajectory } from "./summary.ts";
+import type { Sample, Trajectory, Turn } from "@air/core";
+import { logprobMean, promptBase, summarizeTrajectory, tailFromPrevious } from "./summary.ts";
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
@@ -21,13 +21,19 @@ export function turnOutcomeRow(runId: number, rolloutId: string, turn: Turn) {
   };
 }
 
-/** The `turns` row of one turn; `previousPrompt` is the prompt of the turn before it. */
-export function turnRow(runId: number, rolloutId: string, turn: Turn, previousPrompt: Message[] | undefined) {
-  const base = promptBase(previousPrompt, turn.promptMessages);
+/**
+ * The `turns` row of one turn; `previous` is the turn before it. Only the prompt's messages after the previous
+ * prompt are kept, and not even those when they are the previous turn's reply and observation.
+ */
+export function turnRow(runId: number, rolloutId: string, turn: Turn, previous: Turn | undefined) {
+  const base = promptBase(previous?.promptMessages, turn.promptMessages);
+  const tail = turn.promptMessages.slice(base);
+  const fromPrevious = tailFromPrevious(tail, previous);
   return {
     ...turnOutcomeRow(runId, rolloutId, turn),
-    promptMessagesJson: JSON.stringify(turn.promptMessages.slice(base)),
+    promptMessagesJson: fromPrevious ? "[]" : JSON.stringify(tail),
     promptBase: base,
+    promptFromPrevious: fromPrevious,
     completion: turn.completionText,
     command: turn.action.command ?? null,
     parseError: turn.parseError ?? turn.action.parseError ?? null,

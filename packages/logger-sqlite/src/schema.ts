@@ -82,6 +82,11 @@ export const turns = sqliteTable(
     /** Messages of the prompt after the first `promptBase` ones, which equal the previous turn's history. */
     promptMessagesJson: text("prompt_messages_json").notNull(),
     promptBase: integer("prompt_base").notNull().default(0),
+    /**
+     * True when the messages after `promptBase` are exactly the previous turn's reply and observation (the usual
+     * case): they are not stored a second time and `promptMessagesJson` is `[]`; readers rebuild them.
+     */
+    promptFromPrevious: integer("prompt_from_previous", { mode: "boolean" }).notNull().default(false),
     completion: text("completion").notNull(),
     command: text("command"),
     parseError: text("parse_error"),

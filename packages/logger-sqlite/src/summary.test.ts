@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Message, Trajectory, Turn } from "@air/core";
 import { makeTrajectory, makeTurn } from "@air/core/testing";
-import { promptBase, rebuildPrompts, summarizeTrajectory } from "./summary.ts";
+import { promptBase, rebuildPrompts, summarizeTrajectory, tailFromPrevious } from "./summary.ts";
 
 const msg = (role: Message["role"], content: string): Message => ({ role, content });
 
@@ -56,5 +56,22 @@ describe("prompt deltas", () => {
       { promptBase: 0, promptMessages: rewritten },
     ];
     expect(rebuildPrompts(stored)).toEqual([p0, p1, rewritten]);
+  });
+
+  test("a tail that is the previous turn's reply and observation is a reference, rebuilt from that turn", () => {
+    const p0 = [msg("system", "s"), msg("user", "u")];
+    const p1 = [...p0, msg("assistant", "a"), msg("user", "o")];
+    const previous = { completionText: "a", observation: "o" };
+    expect(tailFromPrevious(p1.slice(2), previous)).toBe(true);
+    expect(tailFromPrevious(p1.slice(2), { completionText: "a", observation: "other" })).toBe(false);
+    expect(tailFromPrevious([msg("user", "a"), msg("user", "o")], previous)).toBe(false);
+    expect(tailFromPrevious(p1.slice(1), previous)).toBe(false);
+    expect(tailFromPrevious(p1.slice(2), undefined)).toBe(false);
+    const stored = [
+      { promptBase: 0, promptMessages: p0, completion: "a", observation: "o" },
+      { promptBase: 2, promptMessages: [], fromPrevious: true, completion: "b", observation: "q" },
+      { promptBase: 4, promptMessages: [], fromPrevious: true },
+    ];
+    expect(rebuildPrompts(stored)).toEqual([p0, p1, [...p1, msg("assistant", "b"), msg("user", "q")]]);
   });
 });

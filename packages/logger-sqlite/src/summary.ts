@@ -61,19 +61,57 @@ export function promptBase(previous: Message[] | undefined, prompt: Message[]): 
   return previous.length;
 }
 
+/** One stored turn's prompt: its base, its stored tail, and what a `fromPrevious` tail is rebuilt from. */
+export interface StoredPrompt {
+  promptBase: number;
+  promptMessages: Message[];
+  /** The tail is the previous turn's reply and observation (not stored again). */
+  fromPrevious?: boolean;
+  /** This turn's reply and observation: the next turn's tail when that one is `fromPrevious`. */
+  completion?: string;
+  observation?: string;
+}
+
+/**
+ * Whether `tail` (a prompt's messages after its base) is exactly the previous turn's reply and observation,
+ * as core appends them; such a tail is stored as a reference instead of a second copy.
+ * @example tailFromPrevious([{ role: "assistant", content: "ls" }, { role: "user", content: "a.txt" }], prev) // → true
+ */
+export function tailFromPrevious(
+  tail: Message[],
+  previous: { completionText: string; observation: string } | undefined,
+): boolean {
+  if (!previous || tail.length !== 2) return false;
+  const [reply, observation] = tail as [Message, Message];
+  return (
+    reply.role === "assistant" &&
+    reply.content === previous.completionText &&
+    observation.role === "user" &&
+    observation.content === previous.observation &&
+    Object.keys(reply).length === 2 &&
+    Object.keys(observation).length === 2
+  );
+}
+
 /**
  * Rebuilds each turn's full prompt from stored (base, tail) pairs, in turn order.
  * @example rebuildPrompts([{ promptBase: 0, promptMessages: [sys, user] }, { promptBase: 2, promptMessages: [reply, obs] }])
  */
-export function rebuildPrompts(
-  stored: Array<{ promptBase: number; promptMessages: Message[] }>,
-): Message[][] {
+export function rebuildPrompts(stored: StoredPrompt[]): Message[][] {
   const out: Message[][] = [];
   let previous: Message[] = [];
+  let before: StoredPrompt | undefined;
   for (const s of stored) {
-    const full = [...previous.slice(0, s.promptBase), ...s.promptMessages];
+    const tail: Message[] = s.fromPrevious
+      ? [
+          { role: "assistant", content: before?.completion ?? "" },
+          { role: "user", content: before?.observation ?? "" },
+        ]
+      : s.promptMessages;
+    const full = [...previous.slice(0, s.promptBase), ...tail];
     out.push(full);
     previous = full;
+    before = s;
   }
   return out;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `turns` ADD `prompt_from_previous` integer DEFAULT false NOT NULL;
