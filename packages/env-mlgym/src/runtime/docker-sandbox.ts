@@ -66,8 +66,63 @@ export class DockerSandbox implements Sandbox {
     return this.bundles.has(key);
   }
 
-  /** Kills every agent process and rebuilds the workspace; then starts a fresh agent shell in it. */
+  /** Where the next workspace is prepared while the container waits in the pool. */
+  private get stagedPath(): string {
+    return `${this.workspace}.air-staged`;
+  }
+
+  /**
+   * Root commands that lay out a fresh workspace of `files` at `target`: a copy of the task's workspace,
+   * owned by the agent, with the read-only paths root-owned.
+   */
+  private layoutCommands(files: TaskFiles, target: string, copy: boolean): string[] {
+    const t = shellQuote(target);
+    const u = shellQuote(this.options.user);
+    const readOnly = files.readOnly.map((p) => `${t}/${shellQuote(p)}`).join(" ");
+    return [
+      `rm -rf ${t} && mkdir -p ${t}`,
+      copy ? `cp -a ${shellQuote(`${AIR_DIR}/tasks/${files.key}`)}/workspace/. ${t}/` : "true",
+      `chown -R ${u}: ${t}`,
+      readOnly
+        ? `for p in ${readOnly}; do [ -e "$p" ] && chown -R root:root "$p" && chmod -R a-w,a+rX "$p"; done; true`
+        : "true",
+    ];
+  }
+
+  /** Root commands that remove what an agent left outside its workspace (home dot-dirs, temp files). */
+  private cleanupCommands(): string[] {
+    const u = shellQuote(this.options.user);
+    return [
+      `home=$(getent passwd ${u} | cut -d: -f6); rm -rf "$home"/.local "$home"/.cache "$home"/.config "$home"/.ipython`,
+      `find /tmp /var/tmp /dev/shm -mindepth 1 -user ${u} -delete 2>/dev/null || true`,
+    ];
+  }
+
+  /** Key of the task whose fresh workspace (and agent shell) waits at {@link stagedPath}, if any. */
+  private staged: string | undefined;
+
+  /** The task key this pooled sandbox has a staged workspace for (its reset for that task is near-free). */
+  get stagedFor(): string | undefined {
+    return this.staged;
+  }
+
+  /**
+   * Kills every agent process and gives the sandbox a fresh workspace of `files`, then an agent shell in it.
+   * When the pool staged this task's workspace at park time, this is two renames and a `cd` (near-free);
+   * otherwise the workspace is rebuilt here.
+   */
   async reset(files: TaskFiles, options: AcquireOptions, bundle: Uint8Array | undefined): Promise<void> {
+    if (this.staged === files.key && !bundle && !options.snapshot && this.agent) {
+      this.staged = undefined;
+      const ws = shellQuote(this.workspace);
+      await this.rootRun(`rm -rf ${ws} && mv ${shellQuote(this.stagedPath)} ${ws}`);
+      const cd = await this.agent.shell.run(`cd ${ws}`);
+      if (cd.exitCode !== 0) throw new Error(`the staged agent shell cannot enter ${this.workspace}`);
+      this.cwd = this.workspace;
+      this.files = files;
+      return;
+    }
+    this.staged = undefined;
     const taskDir = `${AIR_DIR}/tasks/${files.key}`;
     if (bundle) {
       await this.rootRun(`rm -rf ${shellQuote(taskDir)} && mkdir -p ${shellQuote(taskDir)}`);
@@ -86,10 +141,11 @@ export class DockerSandbox implements Sandbox {
     await this.rootRun(
       [
         `pkill -KILL -u ${u} || true`,
-        `rm -rf ${ws} && mkdir -p ${ws}`,
-        options.snapshot ? "true" : `cp -a ${shellQuote(taskDir)}/workspace/. ${ws}/`,
-        `home=$(getent passwd ${u} | cut -d: -f6); rm -rf "$home"/.local "$home"/.cache "$home"/.config "$home"/.ipython`,
-        `find /tmp /var/tmp /dev/shm -mindepth 1 -user ${u} -delete 2>/dev/null || true`,
+        `rm -rf ${shellQuote(this.stagedPath)}`,
+        ...(options.snapshot
+          ? [`rm -rf ${ws} && mkdir -p ${ws}`]
+          : this.layoutCommands(files, this.workspace, true)),
+        ...this.cleanupCommands(),
       ].join("\n"),
     );
     if (options.snapshot) {
@@ -98,11 +154,8 @@ export class DockerSandbox implements Sandbox {
         this.options.timeoutMs,
         "putArchive snapshot",
       );
+      await this.rootRun(this.layoutCommands(files, this.workspace, false).slice(2).join("\n"));
     }
-    const readOnly = files.readOnly.map((p) => `${ws}/${shellQuote(p)}`).join(" ");
-    await this.rootRun(
-      `chown -R ${u}: ${ws}${readOnly ? `\nfor p in ${readOnly}; do [ -e "$p" ] && chown -R root:root "$p" && chmod -R a-w,a+rX "$p"; done; true` : ""}`,
-    );
     this.files = files;
     await this.startAgentShell(this.workspace);
   }
@@ -216,11 +269,31 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  /** Parks a released container: agent processes killed, agent shell closed. */
+  /**
+   * Parks a released container: agent processes killed, the used workspace and the agent's leftovers
+   * removed, and the next workspace of the same task staged (a fresh copy beside the workspace path, with an
+   * agent shell already started in it), so that the next {@link reset} of this task only renames it.
+   */
   async park(): Promise<void> {
     this.agent?.close();
     this.agent = undefined;
-    await this.rootRun(`pkill -KILL -u ${shellQuote(this.options.user)} || true`);
+    this.staged = undefined;
+    const files = this.files;
+    const u = shellQuote(this.options.user);
+    if (!files || !this.bundles.has(files.key)) {
+      await this.rootRun(`pkill -KILL -u ${u} || true`);
+      return;
+    }
+    await this.rootRun(
+      [
+        `pkill -KILL -u ${u} || true`,
+        `rm -rf ${shellQuote(this.workspace)}`,
+        ...this.layoutCommands(files, this.stagedPath, true),
+        ...this.cleanupCommands(),
+      ].join("\n"),
+    );
+    await this.startAgentShell(this.stagedPath);
+    this.staged = files.key;
   }
 
   async destroy(): Promise<void> {

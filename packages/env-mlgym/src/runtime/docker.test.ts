@@ -17,8 +17,12 @@ afterAll(removeTestRunDirs);
 const available = await dockerAvailable();
 const docker = new Docker();
 
-async function runContainers(runName: string) {
-  return docker.listContainers({ all: true, filters: { label: [`air.run=${runName}`, "air.managed=true"] } });
+/** Containers of a run; the runtime labels them `air.run=<run dir>`. */
+async function runContainers(runLabel: string) {
+  return docker.listContainers({
+    all: true,
+    filters: { label: [`air.run=${runLabel}`, "air.managed=true"] },
+  });
 }
 
 describe("mlgym env, docker runtime", () => {
@@ -33,12 +37,16 @@ describe("docker runtime: attacks", () => {
 describe("docker runtime specifics", () => {
   const runName = `air-test-docker-faults-${process.pid}`;
   let env: Environment;
+  let runLabel = "";
   beforeAll(async () => {
-    if (available) env = (await makeEnv("docker", runName)).env;
+    if (!available) return;
+    const made = await makeEnv("docker", runName);
+    env = made.env;
+    runLabel = made.ctx.runDir;
   });
   afterAll(async () => {
     await env?.close?.();
-    if (available) await removeContainersByLabel(docker, runName);
+    if (available) await removeContainersByLabel(docker, runLabel);
   });
   const it = (name: string, fn: () => Promise<void>, timeoutMs = 90_000) =>
     test.skipIf(!available)(name, fn, timeoutMs);
@@ -131,12 +139,12 @@ describe("docker runtime specifics", () => {
   it("containers carry the run labels, run without network, and are reused warm", async () => {
     const example = await exampleOf(env, "apartmentRent");
     await runScript(env, example, ["ls"], "label-check-1");
-    const before = await runContainers(runName);
+    const before = await runContainers(runLabel);
     await runScript(env, example, ["ls"], "label-check-2");
-    const after = await runContainers(runName);
+    const after = await runContainers(runLabel);
     expect(after.map((c) => c.Id).sort()).toEqual(before.map((c) => c.Id).sort());
     const info = await docker.getContainer(after[0]?.Id as string).inspect();
-    expect(info.Config.Labels).toMatchObject({ "air.run": runName, "air.managed": "true" });
+    expect(info.Config.Labels).toMatchObject({ "air.run": runLabel, "air.managed": "true" });
     expect(info.Config.Labels["air.rollout"]).toBeString();
     expect(info.HostConfig.NetworkMode).toBe("none");
     expect(info.HostConfig.Memory).toBe(2048 * 1024 * 1024);
@@ -185,9 +193,9 @@ describe("docker runtime specifics", () => {
       const yaml = join(root, "configs", "tasks", "rpsTournament.yaml");
       writeFileSync(yaml, readFileSync(yaml, "utf8").replace("evaluation_drops_privileges: true", ""));
       const name = `${runName}-taint`;
-      const { env: tainted } = await makeEnv("docker", name, { mlgym_root: root });
+      const { env: tainted, ctx: taintedCtx } = await makeEnv("docker", name, { mlgym_root: root });
       try {
-        const ids = async () => (await runContainers(name)).map((c) => c.Id);
+        const ids = async () => (await runContainers(taintedCtx.runDir)).map((c) => c.Id);
         const rps = await exampleOf(tainted, "rpsTournament");
         await runScript(tainted, rps, ["ls"]);
         const first = await ids();
@@ -268,7 +276,7 @@ describe("docker runtime specifics", () => {
   it("a container killed mid-rollout fails the rollout as ENV_FAILED and is replaced", async () => {
     const example = await exampleOf(env, "apartmentRent");
     const session = await env.open(example, { rolloutId: "doomed", signal: new AbortController().signal });
-    const [victim] = (await runContainers(runName)).filter((c) => c.State === "running");
+    const [victim] = (await runContainers(runLabel)).filter((c) => c.State === "running");
     expect((await session.step({ text: "", command: "echo before" })).observation).toStartWith("before");
     const mine = (session as unknown as { sandbox: { container: Docker.Container } }).sandbox.container;
     await mine.kill();
@@ -289,9 +297,9 @@ describe("docker runtime specifics", () => {
   it("no container with the run's label remains after close", async () => {
     const { env: other, ctx } = await makeEnv("docker", `${runName}-close`);
     await runScript(other, await exampleOf(other, "apartmentRent"), ["ls"]);
-    expect((await runContainers(ctx.runName)).length).toBeGreaterThan(0);
+    expect((await runContainers(ctx.runDir)).length).toBeGreaterThan(0);
     await other.close?.();
-    expect(await runContainers(ctx.runName)).toEqual([]);
+    expect(await runContainers(ctx.runDir)).toEqual([]);
   });
 
   it("an unreachable engine is a clear error at create time", async () => {
@@ -316,7 +324,7 @@ describe("docker runtime under core's rollout loop", () => {
   test.skipIf(!available)(
     "a container killed mid-rollout fails that attempt; the retry runs to the auto-submit",
     async () => {
-      const { env } = await makeEnv("docker", runName, { max_steps: 3 });
+      const { env, ctx } = await makeEnv("docker", runName, { max_steps: 3 });
       try {
         const example = await exampleOf(env, "apartmentRent");
         const commands = ["ls", "python train.py --model mean", "cat README.md"];
@@ -326,7 +334,7 @@ describe("docker runtime under core's rollout loop", () => {
           async generate(request) {
             if (request.turnIndex === 1 && killNext) {
               killNext = false;
-              const [running] = await runContainers(runName);
+              const [running] = await runContainers(ctx.runDir);
               await docker.getContainer(running?.Id as string).kill();
             }
             const command = commands[request.turnIndex] ?? "ls";
@@ -362,7 +370,7 @@ describe("docker runtime under core's rollout loop", () => {
       } finally {
         await env.close?.();
       }
-      expect(await runContainers(runName)).toEqual([]);
+      expect(await runContainers(ctx.runDir)).toEqual([]);
     },
     90_000,
   );

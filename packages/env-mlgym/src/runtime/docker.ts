@@ -77,7 +77,9 @@ export class DockerRuntime implements Runtime {
     if (this.closed) throw new Error("docker runtime is closed");
     let sandbox: DockerSandbox | undefined;
     while (!sandbox && this.idle.length > 0) {
-      const candidate = this.idle.pop() as DockerSandbox;
+      // Prefer a container that staged this task's workspace when it was parked.
+      const staged = this.idle.findLastIndex((s) => s.stagedFor === files.key);
+      const candidate = (staged >= 0 ? this.idle.splice(staged, 1)[0] : this.idle.pop()) as DockerSandbox;
       if (await candidate.alive()) sandbox = candidate;
       else void this.destroy(candidate);
     }

@@ -21,7 +21,8 @@ export function removeTestRunDirs(): void {
 export function testContext(runName: string): PluginContext & { events: SandboxState[] } {
   const events: SandboxState[] = [];
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-  const runDir = mkdtempSync(join(tmpdir(), "air-mlgym-test-"));
+  // The pid in the name lets a test find every container of this process (containers are labelled by run dir).
+  const runDir = mkdtempSync(join(tmpdir(), `air-mlgym-test-${process.pid}-`));
   runDirs.push(runDir);
   return {
     log,
