@@ -216,7 +216,7 @@ function containersReport(
     machineExtra: [engine],
     goals: [
       `command round-trip p50 ≤ 10 ms: **${fmt(p50)} ms** — ${p50 <= 10 ? "met" : "missed"}`,
-      `warm reset ≤ 0.5 × cold create+start: **${fmt(ratio)}×** — ${ratio <= 0.5 ? "met" : "missed"}`,
+      `warm reset ≤ 0.05 × cold create+start: **${fmt(ratio)}×** — ${ratio <= 0.05 ? "met" : "missed"}`,
       `containers in parallel before throughput flattens: **${knee}** (first count reaching 90% of the best aggregate rate)`,
     ],
     tables: [
@@ -252,7 +252,7 @@ function containersReport(
         headers: ["measure", "n", "median (min–max) ms"],
         rows: [
           [
-            "warm acquire: kill agent processes, rebuild workspace, new agent shell",
+            "warm acquire: rename the staged workspace into place, `cd` the staged agent shell",
             String(reset.warmMs.length),
             fmtSpread(spread(reset.warmMs)),
           ],
@@ -262,7 +262,11 @@ function containersReport(
             fmtSpread(spread(reset.coldMs)),
           ],
           ["warm ÷ cold (paired)", String(ratios.length), fmtSpread(spread(ratios))],
-          ["release to pool (park)", String(reset.parkMs.length), fmtSpread(spread(reset.parkMs))],
+          [
+            "release to pool (park: kill agent processes, stage the next workspace and agent shell)",
+            String(reset.parkMs.length),
+            fmtSpread(spread(reset.parkMs)),
+          ],
           ["release cold (force remove)", String(reset.removeMs.length), fmtSpread(spread(reset.removeMs))],
         ],
       },
@@ -282,11 +286,12 @@ function containersReport(
         "each, `--init`; the runtime and its pool are env-mlgym's DockerRuntime (dockerode). Commands go through " +
         "the agent's persistent bash over one hijacked exec stream (sentinel-delimited). The round-trip rows are " +
         "interleaved; a `docker exec` per command is measured every 10th iteration alongside, as the reference.",
-      "Warm reset = check the container is alive (inspect), kill the agent's processes, rebuild the workspace " +
-        "from the root-only copy of the task bundle (rm, cp -a, chown through the root shell) and open a new " +
-        "agent shell — one more hijacked `docker exec`, about the cost in the `docker exec` row, roughly half " +
-        "of the warm figure. Cold adds container create + start, the root shell and the bundle upload " +
-        "(putArchive). Container removal on release (cold path) is " +
+      "Warm reset = check the container is alive (inspect), then rename the workspace that `park` staged on " +
+        "release (a fresh copy of the task bundle's workspace, chowned, beside the workspace path) into place and " +
+        "`cd` the agent shell that park already started in it. The work moved to park (kill the agent's " +
+        "processes, remove the used workspace and leftovers, copy, open the agent shell) is in the park row; it " +
+        "runs when a rollout ends, off the next rollout's path. Cold adds container create + start, the root " +
+        "shell, the bundle upload (putArchive) and the workspace build. Container removal on release (cold path) is " +
         "not part of acquire. Parallel containers: each sweep runs 1, 2, 4, 8, 16 containers for a fixed window, " +
         "sweeps repeated; on 2 shared cores the aggregate rate stops growing once both cores are busy, and " +
         "beyond that more containers only add latency per command.",
