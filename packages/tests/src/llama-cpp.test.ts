@@ -181,6 +181,7 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     const { code, out } = await run(["bun", "run", "eval", config("eval", baseUrl)]);
     expect(out).toContain('server: llama.cpp (GET /v1/models owned_by "llamacpp")');
     expect(out).toMatch(/overall\s+2\s+4\s+0\s/);
+    expect(out).toContain("evaluation completed: rollouts 4 ok / 0 failed");
     expect(code).toBe(0);
   }, 120_000);
 
@@ -222,6 +223,14 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
       "select stop_reason as reason, count(*) as n from trajectories group by 1",
     );
     expect(reasons).toEqual([{ reason: "context_length", n: 16 }]);
+  }, 120_000);
+
+  test("bun run eval against a server answering 500 exits 1", async () => {
+    const url = `http://127.0.0.1:${broken?.port}/v1`;
+    const file = config("eval500", url, { policy: "max_retries = 0" });
+    const { code, out } = await run(["bun", "run", "eval", file, "--orchestrator.rollout_retries=0"]);
+    expect(out).toContain("evaluation failed: rollouts 0 ok / 4 failed (every rollout failed");
+    expect(code).toBe(1);
   }, 120_000);
 
   test("a server answering 500 fails the run with exit 1 and names the cause", async () => {

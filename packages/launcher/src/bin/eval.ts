@@ -51,11 +51,17 @@ async function evaluate(file: string, overrides: string[]): Promise<number> {
       process.stderr.write(`[eval] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
       await supervisor.waitReady(supervisor.start(spec), stop.signal);
     }
-    await evaluateConfig(config, {
+    const report = await evaluateConfig(config, {
       signal: stop.signal,
       context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
     });
-    return stop.signal.aborted ? EXIT.failed : EXIT.ok;
+    const { samples, failed } = report.overall;
+    const nothing = samples > 0 && failed === samples;
+    process.stderr.write(
+      `evaluation ${stop.signal.aborted ? "aborted" : nothing ? "failed" : report.status}: ` +
+        `rollouts ${samples - failed} ok / ${failed} failed${nothing ? " (every rollout failed; see the errors above)" : ""}\n`,
+    );
+    return stop.signal.aborted || nothing ? EXIT.failed : EXIT.ok;
   } catch (error) {
     process.stderr.write(`error: ${errorMessage(error)}\n`);
     return EXIT.failed;
