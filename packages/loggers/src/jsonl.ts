@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
   definePlugin,
+  EVENT_NAMES,
   type EventHandlers,
   type EventName,
   type EventPayload,
@@ -10,20 +11,6 @@ import {
   type Turn,
 } from "@air/core";
 import { z } from "zod";
-
-const EVENT_NAMES = [
-  "run:start",
-  "step:start",
-  "rollout:start",
-  "turn:end",
-  "rollout:end",
-  "step:end",
-  "weights:updated",
-  "run:end",
-  "log",
-  "sandbox:state",
-  "process:state",
-] as const satisfies readonly EventName[];
 
 export const jsonlLoggerConfig = z
   .object({
@@ -74,24 +61,37 @@ function slimTrajectory(t: Trajectory, o: SlimOptions): unknown {
   return { ...t, turns: t.turns.map((x) => slimTurn(x, o)) };
 }
 
-/** Drops the bulky parts of a payload (sample token arrays, prompt histories, token ids) unless asked. */
-function slim(name: EventName, payload: unknown, o: SlimOptions): unknown {
-  if (name === "turn:end") {
-    const p = payload as EventPayload<"turn:end">;
-    return { ...p, turn: slimTurn(p.turn, o) };
-  }
-  if (name === "rollout:end") {
-    const p = payload as EventPayload<"rollout:end">;
-    return { trajectory: slimTrajectory(p.trajectory, o) };
-  }
-  if (name !== "step:end") return payload;
-  const p = payload as EventPayload<"step:end">;
-  const { samples, ...batch } = p.batch;
-  return {
-    ...p,
-    trajectories: p.trajectories.map((t) => slimTrajectory(t, o)),
-    batch: o.include_samples ? p.batch : { ...batch, sampleCount: samples.length },
-  };
+const same = <T>(payload: T) => payload;
+
+/**
+ * How each event is written: bulky parts (sample token arrays, prompt histories, token ids) dropped unless asked.
+ * A mapped type over every event, so a new event in core that is not listed here fails `tsc`.
+ */
+const SLIM: { [K in EventName]: (payload: EventPayload<K>, o: SlimOptions) => unknown } = {
+  "run:start": same,
+  "step:start": same,
+  "rollout:start": same,
+  "turn:end": (p, o) => ({ ...p, turn: slimTurn(p.turn, o) }),
+  "rollout:end": (p, o) => ({ trajectory: slimTrajectory(p.trajectory, o) }),
+  "step:end": (p, o) => {
+    const { samples, ...batch } = p.batch;
+    return {
+      ...p,
+      trajectories: p.trajectories.map((t) => slimTrajectory(t, o)),
+      batch: o.include_samples ? p.batch : { ...batch, sampleCount: samples.length },
+    };
+  },
+  "eval:end": (p, o) => ({ ...p, trajectories: p.trajectories.map((t) => slimTrajectory(t, o)) }),
+  "weights:updated": same,
+  "run:end": same,
+  log: same,
+  "sandbox:state": same,
+  "process:state": same,
+};
+
+function line<K extends EventName>(name: K, payload: EventPayload<K>, o: SlimOptions): string {
+  const slimmed = SLIM[name] as (p: EventPayload<K>, o: SlimOptions) => unknown;
+  return `${JSON.stringify({ event: name, timeMs: Date.now(), ...(slimmed(payload, o) as object) })}\n`;
 }
 
 /**
@@ -124,15 +124,14 @@ export const jsonlLogger = definePlugin({
       }
     };
     const hooks: Partial<EventHandlers> = {};
-    for (const name of config.events) {
-      (hooks as Record<string, (payload: unknown) => void>)[name] = (payload) => {
-        buffer.push(
-          `${JSON.stringify({ event: name, timeMs: Date.now(), ...(slim(name, payload, config) as object) })}\n`,
-        );
+    const handler =
+      <K extends EventName>(name: K) =>
+      (payload: EventPayload<K>) => {
+        buffer.push(line(name, payload, config));
         if (name === "run:end") flush();
         else if (!timer) timer = setTimeout(flush, config.flush_ms);
       };
-    }
+    for (const name of config.events) Object.assign(hooks, { [name]: handler(name) });
     return { hooks, close: flush };
   },
 });

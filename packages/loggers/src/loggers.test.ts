@@ -40,4 +40,27 @@ describe("jsonl logger", () => {
     expect(turn.completionTokenIds).toBeUndefined();
     expect(typeof turn.completionText).toBe("string");
   });
+
+  test("writes eval:end too (its event list is core's EVENT_NAMES)", async () => {
+    const { summary, runDir } = await runFixture({
+      dir,
+      name: "with-eval",
+      maxSteps: 2,
+      evalEvery: 1,
+      registry: fixtureRegistry().register(jsonlLogger),
+      extraToml: '\n[[logger]]\nplugin = "jsonl"\n',
+    });
+    expect(summary.status).toBe("completed");
+    const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as { event: string; trajectories?: Array<{ turns: Array<Record<string, unknown>> }> },
+      );
+    const evals = events.filter((e) => e.event === "eval:end");
+    expect(evals).toHaveLength(2);
+    expect(evals[0]!.trajectories!.length).toBeGreaterThan(0);
+    expect(evals[0]!.trajectories![0]!.turns[0]!.promptMessages).toBeUndefined();
+  });
 });
