@@ -138,8 +138,15 @@ def main():
         path = transport.step_dir(run_dir, step)
         try:
             batch = transport.read_step(run_dir, step)
-        except (ValueError, TypeError, KeyError, IndexError) as e:
-            raise SystemExit(f"cannot read {path}: not a prime-rl TrainingBatch or MicroBatch list ({type(e).__name__}: {e})")
+        except (ValueError, TypeError, KeyError, IndexError):
+            # A writer that does not rename into place may still be writing: look once more after a pause.
+            time.sleep(max(poll_s, 0.2))
+            try:
+                batch = transport.read_step(run_dir, step)
+            except (ValueError, TypeError, KeyError, IndexError) as e:
+                raise SystemExit(
+                    f"cannot read {path}: not a prime-rl TrainingBatch or MicroBatch list ({type(e).__name__}: {e})"
+                )
         if batch is None:
             time.sleep(poll_s)
             continue

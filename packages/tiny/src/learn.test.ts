@@ -14,7 +14,8 @@ const STEPS = 6;
 const GROUP = 16;
 const LR = 0.01;
 const root = mkdtempSync(join(tmpdir(), "air-tiny-learn-"));
-const runDir = join(root, "prime-rl", "run_default");
+// prime-rl 0.9 layout (the plugin's default prime_rl_version): the run dir is the output dir, batches are rank_0.bin.
+const runDir = join(root, "prime-rl");
 let server: TinyProcess;
 let trainerProc: TinyProcess;
 let trainer: Trainer;
@@ -76,7 +77,16 @@ function toSample(c: Completion, advantage: number, i: number): Sample {
 }
 
 beforeAll(async () => {
-  const config = { port: 0, commands: COMMANDS, seed: 11, lr: LR, run_dir: runDir, poll_ms: 20 };
+  const metricsFile = join(runDir, "metrics.jsonl");
+  const config = {
+    port: 0,
+    commands: COMMANDS,
+    seed: 11,
+    lr: LR,
+    run_dir: runDir,
+    metrics_file: metricsFile,
+    poll_ms: 20,
+  };
   writeTinyConfig(join(root, "tiny.json"), config);
   [server, trainerProc] = await Promise.all([
     startTiny(TINY_SERVER_SCRIPT, join(root, "tiny.json")),

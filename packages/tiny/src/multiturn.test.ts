@@ -111,12 +111,14 @@ async function successProbability(): Promise<number> {
 }
 
 beforeAll(async () => {
-  const runDir = join(root, "prime-rl", "run_default");
+  // prime-rl 0.9 layout (the plugin's default): the run dir is the output dir, where metrics.jsonl lives too.
+  const runDir = join(root, "prime-rl");
   writeTinyConfig(join(root, "tiny.json"), {
     port: 0,
     commands: COMMANDS,
     seed: 2,
     run_dir: runDir,
+    metrics_file: join(runDir, "metrics.jsonl"),
     poll_ms: 20,
   });
   [server, trainerProc] = await Promise.all([
