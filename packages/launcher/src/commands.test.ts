@@ -53,6 +53,8 @@ describe("vllm serve command", () => {
       "1",
       "--lora-modules",
       "step0=/abs/adapters/step0",
+      "--logprobs-mode",
+      "processed_logprobs",
       "--enforce-eager",
     ]);
     const child = await inferenceChild(config, gpus);
@@ -81,12 +83,17 @@ describe("prime-rl commands", () => {
     const child = await inferenceChild(config, gpus);
     expect(child?.argv.slice(0, 2)).toEqual(["inference", "@"]);
     const toml = TOML.parse(readFileSync(child?.argv[2] as string, "utf8"));
+    // prime-rl 0.9 (the default prime_rl_version) keeps the vLLM options under [vllm]; no router in front.
     expect(toml).toMatchObject({
-      model: { name: "fake/model", max_model_len: 4096 },
+      router: "None",
+      vllm: {
+        model: "fake/model",
+        max_model_len: 4096,
+        tensor_parallel_size: 2,
+        enable_lora: true,
+        max_lora_rank: 32,
+      },
       server: { host: "127.0.0.1", port: config.root.inference.port },
-      parallel: { tp: 2 },
-      enable_lora: true,
-      max_lora_rank: 32,
       weight_broadcast: { type: "filesystem" },
     });
   });

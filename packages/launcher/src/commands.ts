@@ -2,6 +2,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import TOML from "@iarna/toml";
 import type { GpuMap } from "./gpus.ts";
+import {
+  primeRlInferenceDoc,
+  primeRlInferenceEnv,
+  primeRlTorchrunArgv,
+  primeRlTrainerEnv,
+  vllmTrainingArgs,
+} from "./prime-rl-argv.ts";
 import type { RunConfig } from "./sections.ts";
 import type { ChildSpec } from "./supervisor.ts";
 import { tinyChildArgv } from "./tiny.ts";
@@ -53,27 +60,23 @@ export function vllmServeArgv(config: RunConfig, gpus: GpuMap): string[] {
     );
     if (modules.length > 0) argv.push("--lora-modules", ...modules);
   }
-  return [...argv, ...inf.extra_args];
+  return [...argv, ...vllmTrainingArgs(inf.extra_args), ...inf.extra_args];
 }
 
 /** prime-rl's inference TOML (`inference @ file`) for `[inference]`. */
 export function primeRlInferenceToml(config: RunConfig, gpus: GpuMap): string {
   const { inference: inf } = config.root;
-  const maxLen = inf.max_model_len ?? config.root.model.max_model_len;
-  const doc: Record<string, unknown> = {
-    gpu_memory_utilization: inf.gpu_memory_utilization,
+  const doc = primeRlInferenceDoc(primeRlPaths(config).version, {
+    model: inf.model ?? config.root.model.name,
+    maxModelLen: inf.max_model_len ?? config.root.model.max_model_len,
+    host: inf.host,
+    port: inf.port,
+    gpuMemoryUtilization: inf.gpu_memory_utilization,
     seed: config.root.run.seed,
-    enable_lora: inf.lora.enabled,
-    model: { name: inf.model ?? config.root.model.name, ...(maxLen ? { max_model_len: maxLen } : {}) },
-    server: { host: inf.host, port: inf.port },
-    parallel: { tp: inf.tensor_parallel_size ?? Math.max(1, gpus.inference.length) },
-    weight_broadcast: { type: "filesystem" },
-  };
-  if (inf.lora.enabled) {
-    doc.max_lora_rank = inf.lora.max_rank;
-    doc.max_loras = inf.lora.max_loras;
-  }
-  if (inf.dtype) (doc.model as Record<string, unknown>).dtype = inf.dtype;
+    tensorParallel: inf.tensor_parallel_size ?? Math.max(1, gpus.inference.length),
+    dtype: inf.dtype,
+    lora: inf.lora.enabled ? { maxRank: inf.lora.max_rank, maxLoras: inf.lora.max_loras } : null,
+  });
   return TOML.stringify(doc as TOML.JsonMap);
 }
 
@@ -91,14 +94,19 @@ export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<C
     startupTimeoutMs: inf.startup_timeout_ms,
   };
   const env = { ...cudaEnv(gpus.inference), ...inf.env };
+  const serverEnv = primeRlInferenceEnv(primeRlPaths(config).version, gpus.inference, inf.env);
   if (inf.kind === "vllm") {
-    if (inf.lora.enabled) env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ??= "True";
-    return { ...common, argv: vllmServeArgv(config, gpus), env };
+    if (inf.lora.enabled) serverEnv.VLLM_ALLOW_RUNTIME_LORA_UPDATING ??= "True";
+    return { ...common, argv: vllmServeArgv(config, gpus), env: serverEnv };
   }
   if (inf.kind === "prime-rl") {
     const file = join(configsDir(config.runDir), "inference.toml");
     writeFileSync(file, primeRlInferenceToml(config, gpus));
-    return { ...common, argv: [...(inf.command ?? ["inference"]), "@", file, ...inf.extra_args], env };
+    return {
+      ...common,
+      argv: [...(inf.command ?? ["inference"]), "@", file, ...inf.extra_args],
+      env: serverEnv,
+    };
   }
   const tinyConfig = { model_name: config.root.model.name, seed: config.root.run.seed, ...inf.tiny };
   const argv = tinyChildArgv("server", configsDir(config.runDir), {
@@ -114,7 +122,11 @@ export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<C
  * (or takes) the trainer TOML and runs `torchrun ... -m prime_rl.trainer.rl.train @ <toml>` or
  * prime-rl's `trainer @ <toml>` entrypoint.
  */
-export async function trainerChild(config: RunConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
+export async function trainerChild(
+  config: RunConfig,
+  gpus: GpuMap,
+  resume: { primeStep?: number } = {},
+): Promise<ChildSpec | undefined> {
   const { trainer_process: tp } = config.root;
   if (tp.kind === "none") return undefined;
   const env = { ...cudaEnv(gpus.trainer), ...tp.env };
@@ -127,6 +139,7 @@ export async function trainerChild(config: RunConfig, gpus: GpuMap): Promise<Chi
       ...inf.tiny,
       ...tp.tiny,
       run_dir: primeRlPaths(config).runDir,
+      metrics_file: primeRlPaths(config).metricsFile,
     };
     const argv = tinyChildArgv("trainer", configsDir(config.runDir), tinyConfig);
     return { ...common, argv: [...argv, ...tp.extra_args], env };
@@ -135,27 +148,26 @@ export async function trainerChild(config: RunConfig, gpus: GpuMap): Promise<Chi
   if (tp.config_file) file = resolve(config.dir, tp.config_file);
   else {
     file = join(configsDir(config.runDir), "trainer.toml");
-    writeFileSync(file, await primeRlTrainerToml(config));
+    writeFileSync(file, await primeRlTrainerToml(config, { resumeStep: resume.primeStep }));
   }
+  const version = primeRlPaths(config).version;
   if (tp.launch === "entrypoint") {
-    return { ...common, argv: [...(tp.command ?? ["trainer"]), "@", file, ...tp.extra_args], env };
+    // One process without torchrun: give init_process_group the single-rank environment torchrun would.
+    const single = { masterAddr: tp.master_addr, masterPort: tp.master_port };
+    const singleEnv = primeRlTrainerEnv(version, gpus.trainer, tp.env, single);
+    return { ...common, argv: [...(tp.command ?? ["trainer"]), "@", file, ...tp.extra_args], env: singleEnv };
   }
-  const argv = [
-    ...(tp.command ?? ["torchrun"]),
-    "--role=trainer",
-    `--nnodes=${tp.nnodes}`,
-    `--node-rank=${tp.node_rank}`,
-    `--rdzv-endpoint=${tp.master_addr}:${tp.master_port}`,
-    `--rdzv-id=${config.root.run.name}`,
-    `--log-dir=${join(config.runDir, "logs", "torchrun")}`,
-    "--redirect=3",
-    "--tee=3",
-    `--nproc-per-node=${Math.max(1, gpus.trainer.length)}`,
-    "-m",
-    "prime_rl.trainer.rl.train",
-    "@",
-    file,
-    ...tp.extra_args,
-  ];
-  return { ...common, argv, env };
+  const argv = primeRlTorchrunArgv(version, {
+    command: tp.command,
+    nnodes: tp.nnodes,
+    nodeRank: tp.node_rank,
+    masterAddr: tp.master_addr,
+    masterPort: tp.master_port,
+    rdzvId: config.root.run.name,
+    logDir: join(config.runDir, "logs", "torchrun"),
+    nprocPerNode: Math.max(1, gpus.trainer.length),
+    tomlFile: file,
+    extraArgs: tp.extra_args,
+  });
+  return { ...common, argv, env: primeRlTrainerEnv(version, gpus.trainer, tp.env) };
 }

@@ -1,46 +1,57 @@
-import { dirname, isAbsolute, join, resolve } from "node:path";
 import { deepMerge } from "@air/core";
-import { primeRlTrainerConfig } from "@air/trainer-prime-rl";
+import {
+  type PrimeRlConfig,
+  type PrimeRlVersion,
+  primeRlConfigSchema,
+  primeRlPluginPaths,
+  primeRlTrainerConfig,
+  unknownPrimeRlKeys,
+} from "@air/trainer-prime-rl";
 import TOML from "@iarna/toml";
 import type { RunConfig } from "./sections.ts";
 
-/** The `[trainer]` section, when it is the prime-rl transport plugin. */
-function primeRlSection(config: RunConfig): Record<string, unknown> {
-  return config.plugins.trainer.definition.name === "prime-rl"
-    ? (config.plugins.trainer.config as Record<string, unknown>)
-    : {};
+/**
+ * The `[trainer]` section as the prime-rl plugin reads it (its defaults when the trainer plugin is another one,
+ * e.g. a run that starts a prime-rl server for another trainer).
+ * @example primeRlSettings(config).prime_rl_version // "0.9"
+ */
+export function primeRlSettings(config: RunConfig): PrimeRlConfig {
+  const raw = config.plugins.trainer.definition.name === "prime-rl" ? config.plugins.trainer.config : {};
+  return primeRlConfigSchema.parse(raw);
 }
 
 /**
- * Where the prime-rl transport plugin and the trainer process meet: the trainer's `output_dir` and the
- * orchestrator's run dir under it, resolved the way the `[trainer] plugin = "prime-rl"` plugin does.
- * @example primeRlPaths(config) // { outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl/run_default" }
+ * Where the prime-rl transport plugin and the trainer process meet, resolved exactly as the
+ * `[trainer] plugin = "prime-rl"` plugin does for its `prime_rl_version`: the trainer's `output_dir`, the
+ * orchestrator's run dir (0.8: `<output_dir>/run_default`; 0.9: the output dir itself) and the metrics JSONL.
+ * @example primeRlPaths(config) // { version: "0.9", outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl", metricsFile: ".../metrics.jsonl" }
  */
-export function primeRlPaths(config: RunConfig): { outputDir: string; runDir: string } {
-  const t = primeRlSection(config);
-  const abs = (p: string) => (isAbsolute(p) ? p : resolve(config.dir, p));
-  const runName = typeof t.run_name === "string" ? t.run_name : "run_default";
-  // A run dir given alone lives in the trainer's output dir (prime-rl's multi-run layout): its parent.
-  const outputDir =
-    typeof t.output_dir === "string"
-      ? abs(t.output_dir)
-      : typeof t.run_dir === "string"
-        ? dirname(abs(t.run_dir))
-        : join(config.runDir, "prime-rl");
-  const runDir = typeof t.run_dir === "string" ? abs(t.run_dir) : join(outputDir, runName);
-  return { outputDir, runDir };
+export function primeRlPaths(config: RunConfig): {
+  version: PrimeRlVersion;
+  outputDir: string;
+  runDir: string;
+  metricsFile: string;
+} {
+  const settings = primeRlSettings(config);
+  return { version: settings.prime_rl_version, ...primeRlPluginPaths(settings, config.runDir, config.dir) };
 }
 
 /**
- * The prime-rl v0.8.0 trainer TOML for a run, from @air/trainer-prime-rl's `primeRlTrainerConfig`:
- * model, output dir (shared with the transport plugin), lr, seq_len, LoRA, then `trainer_config` merged on top.
+ * The prime-rl trainer TOML for a run and the plugin's `prime_rl_version`: model, output dir (shared with the
+ * transport plugin), lr, seq_len, LoRA, the rollout transport (ZMQ host/port when the plugin uses it) and, when
+ * resuming, the checkpoint step; then `trainer_config` merged on top. Every key must exist in prime-rl's
+ * `TrainerConfig` at the pinned commit, or this throws naming the unknown keys.
+ * @example await primeRlTrainerToml(config, { resumeStep: 4 })
  */
-export async function primeRlTrainerToml(config: RunConfig): Promise<string> {
+export async function primeRlTrainerToml(
+  config: RunConfig,
+  options: { resumeStep?: number } = {},
+): Promise<string> {
   const { trainer_process: tp } = config.root;
-  const t = primeRlSection(config);
-  const lora =
-    t.lora === true ? { rank: Number(t.lora_rank ?? 16), alpha: Number(t.lora_alpha ?? 32) } : null;
+  const t = primeRlSettings(config);
+  const lora = t.lora ? { rank: t.lora_rank, alpha: t.lora_alpha } : null;
   const text = primeRlTrainerConfig({
+    version: t.prime_rl_version,
     model: config.root.model.name,
     outputDir: primeRlPaths(config).outputDir,
     lr: tp.lr,
@@ -48,7 +59,18 @@ export async function primeRlTrainerToml(config: RunConfig): Promise<string> {
     weightDecay: tp.weight_decay,
     maxNorm: tp.max_norm,
     lora,
+    resumeStep: options.resumeStep,
+    transport:
+      t.transport === "zmq" ? { type: "zmq", host: t.zmq_host, port: t.zmq_port } : { type: "filesystem" },
   });
-  if (Object.keys(tp.trainer_config).length === 0) return text;
-  return TOML.stringify(deepMerge(TOML.parse(text), tp.trainer_config) as TOML.JsonMap);
+  const merged =
+    Object.keys(tp.trainer_config).length === 0
+      ? text
+      : TOML.stringify(deepMerge(TOML.parse(text), tp.trainer_config) as TOML.JsonMap);
+  const unknown = unknownPrimeRlKeys(merged, t.prime_rl_version, "TrainerConfig");
+  if (unknown.length > 0)
+    throw new Error(
+      `[trainer_process] trainer_config: prime-rl ${t.prime_rl_version}'s TrainerConfig has no ${unknown.join(", ")}`,
+    );
+  return merged;
 }
