@@ -8,6 +8,7 @@ export {
 export { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 export { MIGRATIONS_DIR, type OpenStoreOptions, openStore, type StoreDb } from "./open.ts";
 export { default, sqliteLoggerConfig } from "./plugin.ts";
+export * from "./queries/index.ts";
 export {
   parseJson,
   readTrajectory,

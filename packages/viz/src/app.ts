@@ -1,6 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { exportAirAgent, openStore, readTrajectory, type StoreDb } from "@air/logger-sqlite";
+import {
+  exportAirAgent,
+  getRun,
+  openStore,
+  readTrajectory,
+  runStatus,
+  type StoreDb,
+  taskSummary,
+} from "@air/logger-sqlite";
 import { type Context, Hono } from "hono";
 import { flatPanel, runPage } from "./pages/run.ts";
 import { runsPage } from "./pages/runs.ts";
@@ -8,7 +16,7 @@ import { systemFragment, systemPage } from "./pages/system.ts";
 import { tasksPage } from "./pages/tasks.ts";
 import { trajectoriesPage } from "./pages/trajectories.ts";
 import { comparePage, trajectoryPage, turnList } from "./pages/trajectory.ts";
-import { getRun, listRuns, runSeries, runStatus, taskSummary } from "./queries.ts";
+import { runSeries, runsJson, tasksJson } from "./queries.ts";
 import { trajectoryQuery } from "./trajectories.ts";
 
 const STATIC: Record<string, string> = {
@@ -121,10 +129,11 @@ export function createApp(dbPath: string): VizApp {
     return c.json(exportAirAgent(db, r.id));
   });
 
-  app.get("/api/runs", (c) => c.json(listRuns(db)));
+  app.get("/api/runs", (c) => c.json(runsJson(db)));
   app.get("/api/runs/:run/status", (c) => {
     const r = run(c);
-    return r ? c.json(runStatus(db, r.id)) : c.json({ error: "run not found" }, 404);
+    const status = r && runStatus(db, r.id);
+    return status ? c.json(status) : c.json({ error: "run not found" }, 404);
   });
   app.get("/api/runs/:run/series", (c) => {
     const r = run(c);
@@ -132,7 +141,7 @@ export function createApp(dbPath: string): VizApp {
   });
   app.get("/api/runs/:run/tasks", (c) => {
     const r = run(c);
-    return r ? c.json(taskSummary(db, r.id)) : c.json({ error: "run not found" }, 404);
+    return r ? c.json(tasksJson(taskSummary(db, r.id))) : c.json({ error: "run not found" }, 404);
   });
   app.notFound((c) => notFound(c, c.req.path));
   app.onError((error, c) => c.text(`server error: ${error.message}`, 500));

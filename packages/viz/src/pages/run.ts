@@ -1,7 +1,7 @@
-import type { StoreDb } from "@air/logger-sqlite";
+import { flatRewardRows, metricNames, type StoreDb } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { chart, type Html, layout, num, pct, runNav } from "../html.ts";
-import { flatRewardRows, metricNames, type RunRow } from "../queries.ts";
+import type { RunRow } from "../queries.ts";
 
 const TRAINER_CHARTS: Array<[string, string[]]> = [
   ["Trainer loss", ["trainer/loss", "trainer/loss/*", "trainer/train/loss"]],

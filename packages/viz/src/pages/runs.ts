@@ -1,7 +1,6 @@
-import type { StoreDb } from "@air/logger-sqlite";
+import { listRuns, type StoreDb } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, num, time } from "../html.ts";
-import { listRuns } from "../queries.ts";
 
 /** The runs list. */
 export function runsPage(db: StoreDb): Html {
@@ -16,8 +15,8 @@ export function runsPage(db: StoreDb): Html {
           <th>steps</th><th>trajectories</th><th>last reward</th></tr></thead><tbody>
           ${rows.map(
             (r) => html`<tr><td>${r.id}</td><td><a href="/runs/${r.id}">${r.name}</a></td><td>${r.source}</td>
-              <td class="status-${r.status}">${r.status}</td><td>${time(r.started_at)}</td><td>${r.step_count}</td>
-              <td>${r.trajectory_count}</td><td>${num(r.last_reward)}</td></tr>`,
+              <td class="status-${r.status}">${r.status}</td><td>${time(r.startedAt)}</td><td>${r.stepCount}</td>
+              <td>${r.trajectoryCount}</td><td>${num(r.lastReward)}</td></tr>`,
           )}</tbody></table>`
     }`,
   );

@@ -1,6 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { type StoreDb, tables } from "@air/logger-sqlite";
-import { desc, eq } from "drizzle-orm";
+import { type StoreDb, systemState } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
@@ -31,21 +30,7 @@ export function tailFile(path: string | null, lines = 15): string {
 
 /** Processes, the container pool and recent warnings/errors; served whole and as a live fragment. */
 export function systemFragment(db: StoreDb, runId: number): Html {
-  const procs = db.select().from(tables.processes).where(eq(tables.processes.runId, runId)).all();
-  const boxes = db
-    .select()
-    .from(tables.sandboxes)
-    .where(eq(tables.sandboxes.runId, runId))
-    .orderBy(desc(tables.sandboxes.updatedAt))
-    .limit(200)
-    .all();
-  const logs = db
-    .select()
-    .from(tables.logs)
-    .where(eq(tables.logs.runId, runId))
-    .orderBy(desc(tables.logs.id))
-    .limit(50)
-    .all();
+  const { processes: procs, sandboxes: boxes, logs } = systemState(db, runId);
   const active = boxes.filter((b) => b.state !== "removed").length;
   return html`<h2>Processes</h2>
     ${

@@ -1,12 +1,12 @@
-import type { StoreDb } from "@air/logger-sqlite";
+import { type StoreDb, storedEvaluations, taskSummary } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, num, pct, runNav } from "../html.ts";
-import { evaluationRows, type RunRow, taskSummary } from "../queries.ts";
+import type { RunRow } from "../queries.ts";
 
 /** Per-task summary: baseline, average and best final score, improvement, episode count. */
 export function tasksPage(db: StoreDb, run: RunRow): Html {
   const rows = taskSummary(db, run.id);
-  const evaluations = evaluationRows(db, run.id);
+  const evaluations = storedEvaluations(db, run.id);
   return layout(
     `${run.name}: tasks`,
     html`${runNav(run.id, run.name, "tasks")}<h2>Per-task summary</h2>
@@ -19,9 +19,9 @@ export function tasksPage(db: StoreDb, run: RunRow): Html {
             (
               r,
             ) => html`<tr><td><a href="/runs/${run.id}/trajectories?task=${encodeURIComponent(r.task)}">${r.task}</a></td>
-            <td>${r.episodes}</td><td>${num(r.baseline)}</td><td>${num(r.avg_final)}</td><td>${num(r.best_final)}</td>
-            <td>${num(r.avg_improvement)}</td><td>${num(r.best_improvement)}</td><td>${pct(r.validate_rate)}</td>
-            <td>${num(r.avg_reward)}</td></tr>`,
+            <td>${r.episodes}</td><td>${num(r.baseline)}</td><td>${num(r.avgFinal)}</td><td>${num(r.bestFinal)}</td>
+            <td>${num(r.avgImprovement)}</td><td>${num(r.bestImprovement)}</td><td>${pct(r.validateRate)}</td>
+            <td>${num(r.avgReward)}</td></tr>`,
           )}</tbody></table>`
     }
     <h2>Evaluations</h2>

@@ -1,8 +1,8 @@
-import type { StoreDb } from "@air/logger-sqlite";
+import { listTrajectories, type StoreDb } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, num, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
-import { listTrajectories, type TrajectoryQuery } from "../trajectories.ts";
+import type { TrajectoryQuery } from "../trajectories.ts";
 
 function href(runId: number, query: TrajectoryQuery, page: number): string {
   const p = new URLSearchParams();
@@ -38,15 +38,13 @@ export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuer
     <table class="trajectories"><thead><tr><th>A</th><th>B</th><th>rollout</th><th>step</th><th>task</th><th>example</th>
       <th>status</th><th>reward</th><th>final</th><th>baseline</th><th>improvement</th><th>turns</th><th>tokens</th></tr></thead>
     <tbody>${rows.map(
-      (
-        t,
-      ) => html`<tr class="status-${t.status}"><td><input type="radio" name="a" value="${t.rollout_id}"></td>
-        <td><input type="radio" name="b" value="${t.rollout_id}"></td>
-        <td><a href="/runs/${run.id}/trajectories/${encodeURIComponent(t.rollout_id)}">${t.rollout_id}</a></td>
-        <td>${t.step}</td><td>${t.task}</td><td>${t.example_id}</td>
-        <td title="${t.error ?? ""}">${t.status}${t.stop_reason ? html` (${t.stop_reason})` : ""}</td>
-        <td>${num(t.reward)}</td><td>${num(t.final_score)}</td><td>${num(t.baseline_score)}</td>
-        <td>${num(t.improvement)}</td><td>${t.turn_count}</td><td>${t.completion_tokens ?? "–"}</td></tr>`,
+      (t) => html`<tr class="status-${t.status}"><td><input type="radio" name="a" value="${t.rolloutId}"></td>
+        <td><input type="radio" name="b" value="${t.rolloutId}"></td>
+        <td><a href="/runs/${run.id}/trajectories/${encodeURIComponent(t.rolloutId)}">${t.rolloutId}</a></td>
+        <td>${t.step}</td><td>${t.task}</td><td>${t.exampleId}</td>
+        <td title="${t.error ?? ""}">${t.status}${t.stopReason ? html` (${t.stopReason})` : ""}</td>
+        <td>${num(t.reward)}</td><td>${num(t.finalScore)}</td><td>${num(t.baselineScore)}</td>
+        <td>${num(t.improvement)}</td><td>${t.turnCount}</td><td>${t.completionTokens ?? "–"}</td></tr>`,
     )}</tbody></table><button>compare A and B side by side</button></form>
     <nav class="pages">
       ${query.page > 1 ? html`<a href="${href(run.id, query, query.page - 1)}" rel="prev">← previous</a>` : ""}

@@ -1,0 +1,151 @@
+import { and, asc, count, eq, isNotNull, like, ne, type SQL, sql } from "drizzle-orm";
+import type { StoreDb } from "../open.ts";
+import { evaluations, metrics, samples, steps, trajectories, turns } from "../schema.ts";
+
+/** `avg(x)` as a number (drizzle's `avg` returns text for exactness; these are plain means for charts). */
+export const mean = (x: SQL | { getSQL(): SQL }) => sql<number | null>`avg(${x})`;
+/** `sum(condition)`: how many rows of the group match (null when the condition is null on every row). */
+export const countWhere = (condition: SQL) => sql<number | null>`sum(${condition})`;
+
+/**
+ * Every stored metric of a run (step, trainer and eval sources), in step order.
+ * @example for (const m of metricRows(db, 1)) chart(m.name).push([m.step, m.value]);
+ */
+export function metricRows(db: StoreDb, runId: number) {
+  return db
+    .select({ step: metrics.step, name: metrics.name, value: metrics.value, source: metrics.source })
+    .from(metrics)
+    .where(eq(metrics.runId, runId))
+    .orderBy(asc(metrics.step))
+    .all();
+}
+
+/**
+ * Names of a run's metrics with their source ("step", "trainer" or "eval"), by name.
+ * @example metricNames(db, 1).filter((m) => m.source === "trainer");
+ */
+export function metricNames(db: StoreDb, runId: number) {
+  return db
+    .selectDistinct({ name: metrics.name, source: metrics.source })
+    .from(metrics)
+    .where(eq(metrics.runId, runId))
+    .orderBy(asc(metrics.name))
+    .all();
+}
+
+/**
+ * Per step, over the run's finished trajectories: how many, the share that validated, how many failed and
+ * the mean turn count.
+ * @example const [first] = trajectoryStepStats(db, 1); first?.validateRate;
+ */
+export function trajectoryStepStats(db: StoreDb, runId: number) {
+  return db
+    .select({
+      step: trajectories.step,
+      count: count(),
+      validateRate: mean(trajectories.validated),
+      failed: countWhere(sql`${trajectories.status} = 'failed'`),
+      turns: mean(trajectories.turnCount),
+    })
+    .from(trajectories)
+    .where(and(eq(trajectories.runId, runId), ne(trajectories.status, "running")))
+    .groupBy(trajectories.step)
+    .orderBy(asc(trajectories.step))
+    .all();
+}
+
+/** A tool error that reads as a timeout. */
+export const timedOut = (column: SQL | { getSQL(): SQL }) =>
+  sql`(${column} LIKE '%timeout%' OR ${column} LIKE '%timed out%')`;
+
+/**
+ * Per step (of the trajectory), how many turns had a format, tool or evaluation error or a timed-out command.
+ * @example turnErrorsPerStep(db, 1).map((r) => [r.step, r.parse]);
+ */
+export function turnErrorsPerStep(db: StoreDb, runId: number) {
+  return db
+    .select({
+      step: trajectories.step,
+      parse: countWhere(isNotNull(turns.parseError)),
+      tool: countWhere(isNotNull(turns.toolError)),
+      evaluation: countWhere(isNotNull(turns.evaluationError)),
+      timeouts: countWhere(timedOut(turns.toolError)),
+    })
+    .from(turns)
+    .innerJoin(
+      trajectories,
+      and(eq(trajectories.runId, turns.runId), eq(trajectories.rolloutId, turns.rolloutId)),
+    )
+    .where(eq(turns.runId, runId))
+    .groupBy(trajectories.step)
+    .orderBy(asc(trajectories.step))
+    .all();
+}
+
+/**
+ * Per step and task, the mean final and baseline score of finished trajectories.
+ * @example taskScoresPerStep(db, 1).filter((r) => r.task === "titanic");
+ */
+export function taskScoresPerStep(db: StoreDb, runId: number) {
+  return db
+    .select({
+      step: trajectories.step,
+      task: trajectories.task,
+      finalScore: mean(trajectories.finalScore),
+      baselineScore: mean(trajectories.baselineScore),
+    })
+    .from(trajectories)
+    .where(and(eq(trajectories.runId, runId), ne(trajectories.status, "running")))
+    .groupBy(trajectories.step, trajectories.task)
+    .orderBy(asc(trajectories.step))
+    .all();
+}
+
+/**
+ * A run's step rows (start/end times, counts), in step order.
+ * @example stepRows(db, 1).filter((s) => s.endedAt !== null);
+ */
+export function stepRows(db: StoreDb, runId: number) {
+  return db.select().from(steps).where(eq(steps.runId, runId)).orderBy(asc(steps.step)).all();
+}
+
+/**
+ * Every training sample's mean advantage, by step then value (for per-step quantiles).
+ * @example const values = sampleAdvantages(db, 1).filter((s) => s.step === 3).map((s) => s.advantage);
+ */
+export function sampleAdvantages(db: StoreDb, runId: number) {
+  return db
+    .select({ step: samples.step, advantage: samples.advantageMean })
+    .from(samples)
+    .where(eq(samples.runId, runId))
+    .orderBy(asc(samples.step), asc(samples.advantageMean))
+    .all();
+}
+
+/**
+ * The improvement of every trajectory that has one, in recording order (one point per episode).
+ * @example episodeImprovements(db, 1).at(-1);
+ */
+export function episodeImprovements(db: StoreDb, runId: number): number[] {
+  return db
+    .select({ improvement: trajectories.improvement })
+    .from(trajectories)
+    .where(and(eq(trajectories.runId, runId), isNotNull(trajectories.improvement)))
+    .orderBy(asc(trajectories.id))
+    .all()
+    .flatMap((r) => (r.improvement === null ? [] : [r.improvement]));
+}
+
+/**
+ * Stored pass@k results of a run, averaged per checkpoint (or policy) and metric (`pass@1`, `pass@4`, …).
+ * @example passAtK(db, 1).map((r) => [r.who, r.metric, r.value]);
+ */
+export function passAtK(db: StoreDb, runId: number) {
+  const who = sql<string>`coalesce(${evaluations.checkpoint}, ${evaluations.policy})`;
+  return db
+    .select({ who, metric: evaluations.metric, value: sql<number>`avg(${evaluations.value})` })
+    .from(evaluations)
+    .where(and(eq(evaluations.runId, runId), like(evaluations.metric, "pass@%")))
+    .groupBy(who, evaluations.metric)
+    .all();
+}

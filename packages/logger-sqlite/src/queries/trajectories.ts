@@ -1,0 +1,115 @@
+import { and, asc, count, desc, eq, exists, or, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { StoreDb } from "../open.ts";
+import { trajectories, turns } from "../schema.ts";
+
+/** Which trajectories of a run to list, and how (the dashboard's list filters). */
+export interface TrajectoryFilter {
+  /** 1-based page of `per` rows. */
+  page: number;
+  per: number;
+  task?: string;
+  step?: number;
+  status?: "running" | "done" | "failed";
+  /** "yes": validated at least once; "no": never. */
+  validated?: "yes" | "no";
+  /** Substring of the ids, task, example, error, or any turn's reply, command or observation. */
+  q?: string;
+  sort: "step" | "reward" | "improvement" | "final_score";
+}
+
+const SORT_COLUMNS: Record<Exclude<TrajectoryFilter["sort"], "step">, SQLiteColumn> = {
+  reward: trajectories.reward,
+  improvement: trajectories.improvement,
+  final_score: trajectories.finalScore,
+};
+
+/** `column LIKE pattern ESCAPE '\'` (drizzle's `like` has no ESCAPE clause). */
+const likeEscaped = (column: SQLiteColumn, pattern: string): SQL =>
+  sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+
+function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | undefined {
+  const where: Array<SQL | undefined> = [eq(trajectories.runId, runId)];
+  if (f.task) where.push(eq(trajectories.task, f.task));
+  if (f.step !== undefined) where.push(eq(trajectories.step, f.step));
+  if (f.status) where.push(eq(trajectories.status, f.status));
+  if (f.validated)
+    where.push(
+      f.validated === "yes"
+        ? eq(trajectories.validated, true)
+        : sql`coalesce(${trajectories.validated}, 0) = 0`,
+    );
+  if (f.q) {
+    const pattern = `%${f.q.replace(/[%_\\]/g, (m) => `\\${m}`)}%`;
+    const inTurns = db
+      .select({ one: sql`1` })
+      .from(turns)
+      .where(
+        and(
+          eq(turns.runId, trajectories.runId),
+          eq(turns.rolloutId, trajectories.rolloutId),
+          or(
+            likeEscaped(turns.completion, pattern),
+            likeEscaped(turns.command, pattern),
+            likeEscaped(turns.observation, pattern),
+          ),
+        ),
+      );
+    where.push(
+      or(
+        likeEscaped(trajectories.rolloutId, pattern),
+        likeEscaped(trajectories.task, pattern),
+        likeEscaped(trajectories.exampleId, pattern),
+        likeEscaped(trajectories.error, pattern),
+        exists(inTurns),
+      ),
+    );
+  }
+  return and(...where);
+}
+
+/**
+ * One page of a run's trajectories, filtered and searched, with the total count and the run's tasks.
+ * LIMIT/OFFSET over indexed columns, so 10k rollouts page quickly.
+ * @example const { rows, total, pages } = listTrajectories(db, 1, { page: 1, per: 50, sort: "step", task: "titanic" });
+ */
+export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryFilter) {
+  const where = conditions(db, runId, filter);
+  const order =
+    filter.sort === "step"
+      ? [desc(trajectories.step), desc(trajectories.id)]
+      : [sql`${SORT_COLUMNS[filter.sort]} IS NULL`, desc(SORT_COLUMNS[filter.sort]), desc(trajectories.id)];
+  const total = db.select({ n: count() }).from(trajectories).where(where).get()?.n ?? 0;
+  const rows = db
+    .select({
+      rolloutId: trajectories.rolloutId,
+      step: trajectories.step,
+      task: trajectories.task,
+      exampleId: trajectories.exampleId,
+      status: trajectories.status,
+      stopReason: trajectories.stopReason,
+      reward: trajectories.reward,
+      finalScore: trajectories.finalScore,
+      baselineScore: trajectories.baselineScore,
+      improvement: trajectories.improvement,
+      validated: trajectories.validated,
+      turnCount: trajectories.turnCount,
+      completionTokens: trajectories.completionTokens,
+      error: trajectories.error,
+    })
+    .from(trajectories)
+    .where(where)
+    .orderBy(...order)
+    .limit(filter.per)
+    .offset((filter.page - 1) * filter.per)
+    .all();
+  const tasks = db
+    .selectDistinct({ task: trajectories.task })
+    .from(trajectories)
+    .where(eq(trajectories.runId, runId))
+    .orderBy(asc(trajectories.task))
+    .all()
+    .map((r) => r.task);
+  return { total, rows, tasks, pages: Math.max(1, Math.ceil(total / filter.per)) };
+}
+export type TrajectoryListRow = ReturnType<typeof listTrajectories>["rows"][number];
