@@ -83,11 +83,7 @@ export class RunRecorder {
       const row = turnRow(this.runId, e.rolloutId, e.turn, this.lastTurn.get(e.rolloutId));
       this.lastTurn.set(e.rolloutId, e.turn);
       this.storedTurns.get(e.rolloutId)?.add(e.turn.index);
-      const count = { runId: this.runId, rolloutId: e.rolloutId, turnCount: e.turn.index + 1 };
-      this.queue(() => {
-        this.write.turn(row);
-        this.write.turnCount(count);
-      });
+      this.queue(() => this.write.turn(row));
     },
     "rollout:end": (e) => {
       const t = e.trajectory;

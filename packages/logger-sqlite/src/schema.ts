@@ -55,6 +55,7 @@ export const trajectories = sqliteTable(
     improvement: real("improvement"),
     validationHistoryJson: text("validation_history_json"),
     validated: integer("validated", { mode: "boolean" }),
+    /** Turns of the finished trajectory; 0 while it runs (its turn rows are counted instead, see listTrajectories). */
     turnCount: integer("turn_count").notNull().default(0),
     promptTokens: integer("prompt_tokens"),
     completionTokens: integer("completion_tokens"),

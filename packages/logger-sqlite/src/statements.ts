@@ -143,13 +143,6 @@ export function prepareStatements(db: StoreDb) {
           set: excluded(trajectories, without(trajectoryKeys, ["runId", "rolloutId"])),
         }),
     ),
-    /** The running trajectory's turn count, so the dashboard's list shows progress before rollout:end. */
-    turnCount: compileWrite(client, trajectories, ["runId", "rolloutId", "turnCount"], (p) =>
-      db
-        .update(trajectories)
-        .set(assign(p, ["turnCount"]))
-        .where(and(eq(trajectories.runId, p.runId), eq(trajectories.rolloutId, p.rolloutId))),
-    ),
     /** The whole turn row (written once, at turn:end; an upsert so a repeated event cannot fail a batch). */
     turn: compileWrite(client, turns, turnKeys, (p) =>
       db

@@ -45,7 +45,7 @@ function store(): StoreDb {
       // A minimized metric: the most improved episode has the lowest final score.
       t("a", { finalScore: 3, baselineScore: 5, improvement: 2, reward: 1, validated: true }),
       t("b", { finalScore: 4, baselineScore: 5, improvement: 1, reward: null, validated: false }),
-      t("c_100%", { status: "running", step: 1, turnCount: 2 }),
+      t("c_100%", { status: "running", step: 1 }),
       t("d", { status: "failed", step: 1, error: "boom" }),
     ])
     .run();
@@ -126,6 +126,10 @@ describe("read API", () => {
     expect(list({ validated: "no" })).toEqual(["d", "c_100%", "b"]);
     expect(list({ validated: "yes", status: "done" })).toEqual(["a"]);
     expect(list({ sort: "reward" })).toEqual(["a", "d", "c_100%", "b"]);
+    const turnCounts = listTrajectories(db, 2, { page: 1, per: 50, sort: "step" }).rows.map(
+      (r) => r.turnCount,
+    );
+    expect(turnCounts).toEqual([0, 2, 0, 0]);
     const page = listTrajectories(db, 2, { page: 2, per: 3, sort: "step" });
     expect([page.total, page.pages, page.rows.length, page.tasks]).toEqual([4, 2, 1, ["rmse"]]);
   });

@@ -69,12 +69,19 @@ function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | unde
 }
 
 /**
- * One page of a run's trajectories, filtered and searched, with the total count and the run's tasks.
+ * One page of a run's trajectories, filtered and searched, with the total count and the run's tasks. A running
+ * trajectory's `turnCount` counts its stored turns.
  * LIMIT/OFFSET over indexed columns, so 10k rollouts page quickly.
  * @example const { rows, total, pages } = listTrajectories(db, 1, { page: 1, per: 50, sort: "step", task: "titanic" });
  */
 export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryFilter) {
   const where = conditions(db, runId, filter);
+  // The recorder writes turn_count when a rollout ends; a running one shows the turns stored so far.
+  const storedTurns = db.$count(
+    turns,
+    and(eq(turns.runId, trajectories.runId), eq(turns.rolloutId, trajectories.rolloutId)),
+  );
+  const liveTurnCount = sql<number>`CASE WHEN ${trajectories.status} = 'running' THEN ${storedTurns} ELSE ${trajectories.turnCount} END`;
   const order =
     filter.sort === "step"
       ? [desc(trajectories.step), desc(trajectories.id)]
@@ -93,7 +100,7 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
       baselineScore: trajectories.baselineScore,
       improvement: trajectories.improvement,
       validated: trajectories.validated,
-      turnCount: trajectories.turnCount,
+      turnCount: liveTurnCount,
       completionTokens: trajectories.completionTokens,
       error: trajectories.error,
     })
