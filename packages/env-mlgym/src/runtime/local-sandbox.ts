@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { chown, mkdir, mkdtemp } from "node:fs/promises";
 import { join } from "node:path";
 import { type BwrapSpec, bwrapInvocation, SANDBOX_WORKSPACE, sandboxEnv } from "./bwrap.ts";
 import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
@@ -41,6 +41,8 @@ export class LocalSandbox implements Sandbox {
   private child: ChildProcess | undefined;
   private cwd = SANDBOX_WORKSPACE;
   private evaluations = 0;
+  /** Evaluation copies still being removed (in the background, after the result is back). */
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(
     private readonly host: SandboxHost,
@@ -147,7 +149,7 @@ export class LocalSandbox implements Sandbox {
     const copy = join(dir, "workspace");
     try {
       await mkdir(copy, { mode: 0o700 });
-      if (h.asRoot) await chownTree(copy, h.uid);
+      if (h.asRoot) await chown(copy, h.uid, h.uid);
       await this.sandboxed(
         this.spec(["cp", "-a", `${SOURCE}/.`, `${SANDBOX_WORKSPACE}/`], {
           workspace: copy,
@@ -157,21 +159,25 @@ export class LocalSandbox implements Sandbox {
         }),
         request.timeoutMs,
       );
-      const clean = await runProcess(
-        ["find", "-P", copy, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-delete"],
-        {
-          cwd: "/",
-          timeoutMs: 60_000,
-        },
-      );
-      if (clean.exitCode !== 0) throw new Error(`cleaning the evaluation copy failed: ${clean.stderr}`);
-      if (h.asRoot && h.evalIdentity.kind === "setpriv") await chownTree(copy, h.evalIdentity.uid);
-      const pristine = await runProcess(
-        ["cp", "-a", "--reflink=auto", `${join(this.files.dir, "evaluation")}/.`, `${copy}/`],
+      // One spawn: drop symlinks and special files, hand the copy to the evaluation's uid, lay the pristine
+      // evaluation files over it (root-owned when air is root: the evaluation can read, not change them).
+      const owner =
+        h.asRoot && h.evalIdentity.kind === "setpriv"
+          ? `chown -R -P ${h.evalIdentity.uid}:${h.evalIdentity.uid} "$1" && `
+          : "";
+      const prepared = await runProcess(
+        [
+          "sh",
+          "-c",
+          `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${owner}cp -a --reflink=auto "$2"/. "$1"/`,
+          "sh",
+          copy,
+          join(this.files.dir, "evaluation"),
+        ],
         { cwd: "/", timeoutMs: 60_000 },
       );
-      if (pristine.exitCode !== 0)
-        throw new Error(`laying out the evaluation files failed: ${pristine.stderr}`);
+      if (prepared.exitCode !== 0)
+        throw new Error(`preparing the evaluation copy failed: ${prepared.stderr}`);
       this.host.onState?.({ id: this.id, state: "evaluate", command: request.command.slice(0, 200) });
       const out = await this.sandboxed(
         this.spec(["bash", "-c", request.command], {
@@ -184,7 +190,9 @@ export class LocalSandbox implements Sandbox {
       );
       return { stdout: out.stdout, stderr: out.stderr, exitCode: out.exitCode, timedOut: out.timedOut };
     } finally {
-      await removeTree(dir);
+      const removal = removeTree(dir).catch(() => undefined);
+      this.pending.add(removal);
+      void removal.finally(() => this.pending.delete(removal));
     }
   }
 
@@ -222,6 +230,7 @@ export class LocalSandbox implements Sandbox {
   }
 
   async removeFiles(): Promise<void> {
+    await Promise.all([...this.pending]);
     await removeTree(this.host.dir);
   }
 }
