@@ -268,3 +268,31 @@ describe("rl check probe", () => {
     expect(r?.message).toContain("not up yet");
   });
 });
+
+describe("chat completions over plain fetch", () => {
+  test("a 2xx answer that is not JSON fails the request with its cause; an error body is kept", async () => {
+    let status = 200;
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response(status === 200 ? "{ truncated" : '{"error":{"message":"boom"}}', { status }),
+    });
+    servers.push(server);
+    const config = openaiPolicyConfig.parse({ base_url: `http://127.0.0.1:${server.port}/v1` });
+    const inference = new InferenceServer(config);
+    const body = {
+      model: "m",
+      messages: [],
+      temperature: 1,
+      top_p: 1,
+      max_completion_tokens: 1,
+      n: 1 as const,
+    };
+    const malformed = await inference.chat(body, signal).catch((e: unknown) => e);
+    expect((malformed as Error).message).toContain("with malformed JSON: { truncated");
+    status = 400;
+    const rejected = await inference.chat(body, signal).catch((e: unknown) => e);
+    expect((rejected as { status: number }).status).toBe(400);
+    expect((rejected as Error).message).toContain('answered 400: {"error":{"message":"boom"}}');
+  });
+});

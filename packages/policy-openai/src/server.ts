@@ -1,5 +1,4 @@
 import type { Message } from "@air/core";
-import OpenAI from "openai";
 import type { OpenAIPolicyConfig } from "./config.ts";
 import { HttpStatusError } from "./retry.ts";
 
@@ -24,35 +23,47 @@ export interface TokenizeResult {
 }
 
 /**
- * The routes of an OpenAI-compatible server the policy uses: chat completions through the `openai` package
- * (its own retries off: the policy retries and counts), the rest with fetch. Admin routes (`/tokenize`,
+ * The routes of an OpenAI-compatible server the policy uses, all with plain fetch (no retries here: the policy
+ * retries and counts). Chat completions once went through the `openai` package; that cost ~0.17 ms of CPU per
+ * request more than fetch + JSON.parse (measured: 0.23–0.25 vs 0.07–0.08 ms per request, 64 in flight, a
+ * 12 KB prompt and a vLLM-sized answer), a third of the orchestrator's CPU per turn. Admin routes (`/tokenize`,
  * `/pause`, `/update_weights`, ...) live at the server root, i.e. `base_url` without `/v1`, as in prime-rl.
  * @example const server = new InferenceServer(config); const models = await server.models(signal);
  */
 export class InferenceServer {
   readonly baseUrl: string;
   readonly rootUrl: string;
-  private readonly client: OpenAI;
+  private readonly chatUrl: string;
+  private readonly headers: Record<string, string>;
 
   constructor(private readonly config: OpenAIPolicyConfig) {
     this.baseUrl = config.base_url.replace(/\/+$/, "");
     this.rootUrl = this.baseUrl.replace(/\/v1$/, "");
-    this.client = new OpenAI({
-      baseURL: this.baseUrl,
-      apiKey: config.api_key,
-      maxRetries: 0,
-      timeout: config.request_timeout_ms,
-    });
+    this.chatUrl = `${this.baseUrl}/chat/completions`;
+    this.headers = { authorization: `Bearer ${config.api_key}`, "content-type": "application/json" };
   }
 
-  /** One chat completion attempt; resolves with the raw JSON answer. */
+  /**
+   * One chat completion attempt (`POST <base_url>/chat/completions`); resolves with the parsed JSON answer.
+   * A non-2xx answer throws `HttpStatusError` (its message carries the body, e.g. a context-length error); a
+   * 2xx answer that is not JSON throws.
+   */
   async chat(body: ChatBody, signal: AbortSignal): Promise<unknown> {
-    const params = body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-    return await this.client.chat.completions.create(params, {
-      signal,
-      timeout: this.config.request_timeout_ms,
-      maxRetries: 0,
+    const response = await fetch(this.chatUrl, {
+      method: "POST",
+      headers: this.headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(this.config.request_timeout_ms)]),
     });
+    const text = await response.text();
+    if (!response.ok) throw new HttpStatusError(response.status, this.chatUrl, text);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new Error(
+        `${this.chatUrl} answered ${response.status} with malformed JSON: ${text.slice(0, 200)}`,
+      );
+    }
   }
 
   /** Prompt token ids of `messages` with the generation prompt, as the server's chat template renders it. */

@@ -246,7 +246,9 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     ]);
     expect(code).toBe(1);
     expect(out).toContain("every rollout failed in 2 step(s) in a row (orchestrator.max_failed_steps = 2)");
-    expect(out).toContain("chat completion failed: 500");
+    expect(out).toMatch(
+      /chat completion failed: http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions answered 500: internal error/,
+    );
     expect(out).toMatch(/run failed: \d step\(s\), rollouts 0 ok \/ \d+ failed, 0 sample\(s\) trained/);
   }, 120_000);
 });
