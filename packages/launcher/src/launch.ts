@@ -3,8 +3,10 @@ import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { removeRunContainers } from "./containers.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
+import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { processEvents } from "./process-events.ts";
 import { createProgressView } from "./progress.ts";
+import { mergeHooks, progressRecorder } from "./progress-record.ts";
 import { startReaper } from "./reaper.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
@@ -173,14 +175,16 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     rolloutsPerStep: root.orchestrator.batch_size,
     write: out,
     tty: options.tty ?? false,
-    onStepEnd: (step, metrics) =>
-      writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
   });
 
   const worker = isTrainerWorker(config);
   if (worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
   try {
-    for (const build of worker ? [trainerChild] : [inferenceChild, trainerChild]) {
+    const prepared = preparePrimeRlRunDir(config, startStep, options.resume === true);
+    if (prepared.removed.length > 0)
+      err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
+    const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.primeStep });
+    for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
       if (controller.signal.aborted) break;
       const spec = await build(config, gpus);
       if (!spec) continue;
@@ -203,7 +207,13 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
         },
         ...options.run,
         signal: controller.signal,
-        hooks: view.hooks,
+        // progress.json records a step once its weights arrived (progress-record.ts), not at step:end.
+        hooks: mergeHooks(
+          view.hooks,
+          progressRecorder((step, metrics) =>
+            writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
+          ),
+        ),
         context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
         startStep,
         initialWeights,

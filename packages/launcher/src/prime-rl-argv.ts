@@ -65,7 +65,7 @@ export function primeRlTrainerEnv(
   singleRank?: { masterAddr: string; masterPort: number },
 ): Record<string, string> {
   const d = PRIME_RL_PROCESS_ENV[version];
-  const rank = singleRank
+  const rank: Record<string, string> = singleRank
     ? {
         RANK: "0",
         LOCAL_RANK: "0",

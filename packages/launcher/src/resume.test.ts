@@ -14,7 +14,7 @@ describe("resumeWeights", () => {
     const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
       `--run.output_dir="${out}"`,
     ]);
-    const broadcast = join(out, "quickstart", "prime-rl", "run_default", "broadcasts", "step_3");
+    const broadcast = join(out, "quickstart", "prime-rl", "broadcasts", "step_3");
     mkdirSync(broadcast, { recursive: true });
     expect(resumeWeights(config, 3)).toBeUndefined();
     writeFileSync(join(broadcast, "STABLE"), "");
@@ -27,11 +27,28 @@ describe("resumeWeights", () => {
     const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
       `--run.output_dir="${out}"`,
     ]);
-    const broadcast = join(out, "quickstart", "prime-rl", "run_default", "broadcasts", "step_2");
+    const broadcast = join(out, "quickstart", "prime-rl", "broadcasts", "step_2");
     mkdirSync(broadcast, { recursive: true });
     writeFileSync(join(broadcast, "STABLE"), "");
     expect(resumeWeights(config, 2)?.version).toBe(2);
     config.plugins.trainer = { ...config.plugins.trainer, spec: "none" };
     expect(resumeWeights(config, 2)).toBeUndefined();
+  });
+
+  test("empty steps took no prime-rl step: the persisted step map says which broadcast holds the weights", async () => {
+    const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
+      `--run.output_dir="${out}"`,
+      "--run.name=mapped",
+    ]);
+    const runDir = join(out, "mapped", "prime-rl");
+    // Air steps 0..3 done; step 2 was empty, so step 3's batch was prime-rl step 3.
+    mkdirSync(join(runDir, "broadcasts", "step_3"), { recursive: true });
+    writeFileSync(join(runDir, "broadcasts", "step_3", "STABLE"), "");
+    writeFileSync(join(runDir, "air-steps.json"), JSON.stringify({ 0: 1, 1: 2, 2: null, 3: 3 }));
+    expect(resumeWeights(config, 4)).toEqual({
+      version: 4,
+      path: join(runDir, "broadcasts", "step_3"),
+      kind: "full",
+    });
   });
 });

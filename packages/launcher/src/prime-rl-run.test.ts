@@ -1,0 +1,59 @@
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig, parseOverrides } from "@air/core";
+import { builtinRegistry } from "./builtins.ts";
+import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
+import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
+import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
+import { primeRlPaths } from "./trainer-toml.ts";
+
+afterAll(removeTempDirs);
+
+async function load(overrides: string[] = []): Promise<RunConfig> {
+  const fx = await writeFixtureConfig({ extra: '[trainer]\nplugin = "prime-rl"\n' });
+  return loadConfig(fx.file, {
+    registry: builtinRegistry(),
+    overrides: parseOverrides(overrides),
+    extraSections: LAUNCHER_SECTIONS,
+  });
+}
+
+function dirty(runDir: string) {
+  for (const s of [1, 2, 3]) {
+    mkdirSync(join(runDir, "rollouts", `step_${s}`), { recursive: true });
+    mkdirSync(join(runDir, "broadcasts", `step_${s}`), { recursive: true });
+  }
+  writeFileSync(join(runDir, "metrics.jsonl"), "{}\n");
+  // Air steps 0..2 sent prime-rl steps 1..3.
+  writeFileSync(join(runDir, "air-steps.json"), JSON.stringify({ 0: 1, 1: 2, 2: 3 }));
+}
+
+test("a fresh start removes the previous run's steps and metrics, as prime-rl's rl does", async () => {
+  const config = await load();
+  const { runDir } = primeRlPaths(config);
+  dirty(runDir);
+  const prepared = preparePrimeRlRunDir(config, 0, false);
+  expect(prepared.primeStep).toBeUndefined();
+  expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
+  expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
+});
+
+test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {
+  const config = await load();
+  const { runDir } = primeRlPaths(config);
+  dirty(runDir);
+  // Resume at air step 2 (steps 0 and 1 done): prime-rl step 2 is the last kept.
+  const prepared = preparePrimeRlRunDir(config, 2, true);
+  expect(prepared.primeStep).toBe(2);
+  expect(readdirSync(join(runDir, "broadcasts")).sort()).toEqual(["step_1", "step_2"]);
+  expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
+});
+
+test("nothing is touched when the launcher starts no trainer", async () => {
+  const config = await load(["--trainer_process.kind=none"]);
+  const { runDir } = primeRlPaths(config);
+  dirty(runDir);
+  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
+});

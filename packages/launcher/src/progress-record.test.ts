@@ -1,0 +1,53 @@
+import { describe, expect, test } from "bun:test";
+import type { EventHandlers } from "@air/core";
+import { mergeHooks, progressRecorder } from "./progress-record.ts";
+
+type Payload<K extends keyof EventHandlers> = Parameters<EventHandlers[K]>[0];
+
+function stepEnd(step: number): Payload<"step:end"> {
+  return {
+    step,
+    trajectories: [],
+    batch: { schemaVersion: 1, step, samples: [], metrics: {} },
+    metrics: { "reward/mean": step },
+    warnings: [],
+  };
+}
+
+describe("progressRecorder", () => {
+  test("a step is recorded when its weights arrive, not at step:end", async () => {
+    const seen: [number, Record<string, number>][] = [];
+    const hooks = progressRecorder((step, metrics) => seen.push([step, metrics]));
+    await hooks["step:end"]?.(stepEnd(0));
+    expect(seen).toEqual([]);
+    await hooks["weights:updated"]?.({
+      weights: { version: 1, path: "/w", kind: "full" },
+      metrics: { "trainer/loss": 0.5 },
+    });
+    expect(seen).toEqual([[0, { "reward/mean": 0, "trainer/loss": 0.5 }]]);
+    // A crash now (step 1 ended, no weights) leaves step 0 as the last completed one.
+    await hooks["step:end"]?.(stepEnd(1));
+    expect(seen.map(([s]) => s)).toEqual([0]);
+  });
+
+  test("a step without weights is done when the next one ends or the run ends", async () => {
+    const seen: number[] = [];
+    const hooks = progressRecorder((step) => seen.push(step));
+    await hooks["step:end"]?.(stepEnd(0));
+    await hooks["step:end"]?.(stepEnd(1));
+    expect(seen).toEqual([0]);
+    await hooks["run:end"]?.({} as Payload<"run:end">);
+    expect(seen).toEqual([0, 1]);
+  });
+
+  test("mergeHooks calls every set's handler in order", async () => {
+    const calls: string[] = [];
+    const merged = mergeHooks(
+      { "step:end": () => void calls.push("a") },
+      { "step:end": () => void calls.push("b"), "run:end": () => void calls.push("c") },
+    );
+    await merged["step:end"]?.(stepEnd(0));
+    await merged["run:end"]?.({} as Payload<"run:end">);
+    expect(calls).toEqual(["a", "b", "c"]);
+  });
+});

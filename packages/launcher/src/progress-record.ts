@@ -1,0 +1,45 @@
+import type { EventHandlers } from "@air/core";
+
+/**
+ * When a step counts as done for `--resume`: once the trainer's weights for it arrived (`weights:updated`), not
+ * at `step:end` — a crash between the two would make a resumed run skip a step whose batch the trainer never
+ * trained on, or wait for weights that never come. A step whose trainer returned no weights (an empty batch, or
+ * no trainer) is done when the next step ends or the run ends, since the loop only moves on once its wait is over.
+ * @example const hooks = progressRecorder((step, metrics) => writeProgress(runDir, { lastCompletedStep: step, ... }));
+ */
+export function progressRecorder(
+  record: (step: number, metrics: Record<string, number>) => void,
+): Partial<EventHandlers> {
+  let pending: { step: number; metrics: Record<string, number> } | undefined;
+  const flush = (extra: Record<string, number> = {}) => {
+    if (!pending) return;
+    record(pending.step, { ...pending.metrics, ...extra });
+    pending = undefined;
+  };
+  return {
+    "step:end": (e) => {
+      flush();
+      pending = { step: e.step, metrics: { ...e.metrics } };
+    },
+    "weights:updated": (e) => flush(e.metrics),
+    "run:end": () => flush(),
+  };
+}
+
+/**
+ * Runs several hook sets on the same bus: each event calls every set's handler, in order.
+ * @example const hooks = mergeHooks(view.hooks, progressRecorder(save));
+ */
+export function mergeHooks(...sets: Partial<EventHandlers>[]): Partial<EventHandlers> {
+  const out: Record<string, (e: never) => Promise<void>> = {};
+  const names = new Set(sets.flatMap((s) => Object.keys(s)));
+  for (const name of names) {
+    const handlers = sets
+      .map((s) => (s as Record<string, ((e: never) => unknown) | undefined>)[name])
+      .filter((h): h is (e: never) => unknown => h !== undefined);
+    out[name] = async (e: never) => {
+      for (const h of handlers) await h(e);
+    };
+  }
+  return out as Partial<EventHandlers>;
+}
