@@ -128,7 +128,14 @@ export const inferenceSection = z
     extra_args: z.array(z.string()).default([]).describe("appended to the server command"),
     env: z.record(z.string(), z.string()).default({}).describe("extra environment variables"),
     health_paths: z.array(z.string()).default(["/health", "/v1/models"]).describe("readiness checks"),
-    startup_timeout_ms: z.number().int().positive().default(600_000),
+    startup_timeout_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(1_800_000)
+      .describe(
+        "how long the server may take to answer its health checks (a cold model download + compile; prime-rl waits 1800 s)",
+      ),
     tiny: tinySection("server (kind = tiny)"),
   })
   .strict()
