@@ -122,6 +122,9 @@ export function orchestratorControlToml(settings: PrimeRlRunSettings): string {
     train:
       settings.temperature === undefined ? undefined : { sampling: { temperature: settings.temperature } },
     ckpt: settings.resumeStep === undefined ? undefined : { resume_step: settings.resumeStep },
+    // OrchestratorConfig refuses renderer "auto" for a model missing from prime-rl's MODEL_RENDERER_MAP (a
+    // fine-tune, a local path); air renders prompts itself, so name the default renderer.
+    renderer: { name: "default" },
     rollout_transport: { type: "filesystem" },
     weight_broadcast: { type: "filesystem" },
   });
