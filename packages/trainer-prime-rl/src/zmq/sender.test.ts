@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeMicroBatches } from "../micro-batch.ts";
 import { packSamples } from "../pack.ts";
-import { testSample } from "../testing.ts";
+import plugin from "../plugin.ts";
+import { testContext, testSample } from "../testing.ts";
 import { toTrainingSample } from "../wire.ts";
 import { ZmqMicroBatchSender } from "./sender.ts";
 
@@ -134,4 +135,32 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
       first.close();
     }
   });
+
+  test("the plugin over ZMQ: the trainer rank gets the step, STABLE gives the weights", async () => {
+    const port = await freePort();
+    const ctx = testContext();
+    const trainer = await plugin.create(
+      plugin.configSchema.parse({ transport: "zmq", zmq_port: port, poll_ms: 10, metrics_wait_ms: 0 }),
+      ctx,
+    );
+    const p = peer(port, 0);
+    try {
+      const samples = [testSample([1, 2], [300, 301], [-1, -0.5], 1)];
+      await trainer.submit({ schemaVersion: 1, step: 0, samples, metrics: {} });
+      const timer = setTimeout(() => p.kill(), 20_000);
+      const out = JSON.parse(await new Response(p.stdout).text()) as { topic: string; input_ids: number[][] };
+      clearTimeout(timer);
+      expect(out.topic).toBe("data_rank|0|");
+      expect(out.input_ids).toEqual([[1, 2, 300, 301]]);
+      const runDir = join(ctx.runDir, "prime-rl");
+      expect(readdirSync(runDir)).not.toContain("rollouts");
+      mkdirSync(join(runDir, "broadcasts", "step_1"), { recursive: true });
+      writeFileSync(join(runDir, "broadcasts", "step_1", "STABLE"), "");
+      expect((await trainer.waitForWeights(0, AbortSignal.timeout(2_000)))?.version).toBe(1);
+    } finally {
+      p.kill();
+      await trainer.close?.();
+      rmSync(ctx.runDir, { recursive: true, force: true });
+    }
+  }, 40_000);
 });
