@@ -26,6 +26,8 @@ export interface BwrapSpec {
   binds?: { src: string; dest: string; readOnly: boolean }[];
   /** Host file mounted read-only as /etc/passwd (names the agent's uid `agent`). */
   passwd?: string;
+  /** Host file mounted read-only as /etc/group (names the agent's gid `agent`). */
+  group?: string;
   /** Interpreter linked as `python`/`python3` in {@link SANDBOX_BIN}. */
   python: string;
   /**
@@ -96,6 +98,7 @@ function bwrapParts(spec: BwrapSpec): { options: string[]; command: string[] } {
     args.push("--unshare-user", "--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID));
   for (const path of spec.roPaths ?? []) args.push("--ro-bind", path, path);
   if (spec.passwd) args.push("--ro-bind", spec.passwd, "/etc/passwd");
+  if (spec.group) args.push("--ro-bind", spec.group, "/etc/group");
   args.push("--proc", "/proc", "--dev", "/dev", "--chmod", "1777", "/dev/shm");
   args.push("--perms", "1777", "--tmpfs", "/tmp", "--dir", "/var", "--symlink", "/tmp", "/var/tmp");
   args.push("--dir", SANDBOX_BIN, "--symlink", spec.python, `${SANDBOX_BIN}/python`);
@@ -130,6 +133,14 @@ export function sandboxEnv(): Record<string, string> {
     LANG: "C.UTF-8",
     PYTHONDONTWRITEBYTECODE: "1",
   };
+}
+
+/**
+ * The lines of an /etc/group naming gid `uid` `agent`.
+ * @example groupFor(1000) // "root:x:0:\nagent:x:1000:\n..."
+ */
+export function groupFor(uid: number): string {
+  return `root:x:0:\nagent:x:${uid}:\nnogroup:x:65534:\n`;
 }
 
 /** The lines of an /etc/passwd naming `uid` `agent` (home {@link SANDBOX_HOME}). */

@@ -20,6 +20,8 @@ export interface SandboxHost {
   evalIdentity: BwrapSpec["identity"];
   passwd: string;
   evalPasswd: string;
+  group: string;
+  evalGroup: string;
   /** Host directory for evaluation copies (0700, outside every sandbox). */
   evaluations: string;
   python: string;
@@ -59,9 +61,11 @@ export class LocalSandbox implements Sandbox {
     const h = this.host;
     return {
       workspace: h.workspace,
-      readOnly: this.files.readOnly,
+      // As root the read-only paths are root-owned (lockReadOnly); otherwise they are read-only mounts.
+      readOnly: h.asRoot ? [] : this.files.readOnly,
       roPaths: h.roPaths,
       passwd: h.passwd,
+      group: h.group,
       python: h.python,
       identity: h.identity,
       maxProcesses: h.maxProcesses,
@@ -185,6 +189,7 @@ export class LocalSandbox implements Sandbox {
           readOnly: [],
           identity: h.evalIdentity,
           passwd: h.evalPasswd,
+          group: h.evalGroup,
         }),
         request.timeoutMs,
       );

@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { assertBwrapWorks, type BwrapSpec, interpreterPaths, passwdFor } from "./bwrap.ts";
+import {
+  assertBwrapWorks,
+  type BwrapSpec,
+  groupFor,
+  interpreterPaths,
+  passwdFor,
+  SANDBOX_UID,
+} from "./bwrap.ts";
 import { LocalSandbox, type SandboxHost } from "./local-sandbox.ts";
 import { chownTree, runProcess } from "./process.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
@@ -143,10 +150,16 @@ export class LocalRuntime implements Runtime {
     const evalIdentity: BwrapSpec["identity"] = this.asRoot
       ? { kind: "setpriv", uid: uidBlock() + 255 }
       : { kind: "userns" };
+    const agentId = this.asRoot ? uid : SANDBOX_UID;
+    const evalId = this.asRoot ? uidBlock() + 255 : SANDBOX_UID;
     const passwd = join(dir, "passwd");
-    await writeFile(passwd, passwdFor(this.asRoot ? uid : 1000));
+    await writeFile(passwd, passwdFor(agentId));
     const evalPasswd = join(dir, "passwd-eval");
-    await writeFile(evalPasswd, passwdFor(this.asRoot ? uidBlock() + 255 : 1000));
+    await writeFile(evalPasswd, passwdFor(evalId));
+    const group = join(dir, "group");
+    await writeFile(group, groupFor(agentId));
+    const evalGroup = join(dir, "group-eval");
+    await writeFile(evalGroup, groupFor(evalId));
     const host: SandboxHost = {
       id,
       dir,
@@ -156,6 +169,8 @@ export class LocalRuntime implements Runtime {
       evalIdentity,
       passwd,
       evalPasswd,
+      group,
+      evalGroup,
       evaluations: join(this.options.root, "evaluations"),
       python: this.options.python,
       roPaths,
@@ -175,6 +190,7 @@ export class LocalRuntime implements Runtime {
         if (out.exitCode !== 0) throw new Error(`copying the workspace failed: ${out.stderr}`);
         if (this.asRoot) await chownTree(workspace, uid);
       }
+      if (this.asRoot) await lockReadOnly(workspace, files.readOnly);
       await sandbox.startShell();
     } catch (error) {
       this.remove(sandbox);
@@ -182,4 +198,18 @@ export class LocalRuntime implements Runtime {
     }
     return sandbox;
   }
+}
+
+/**
+ * Makes the workspace's read-only paths root-owned and not writable (as the docker runtime does): the agent
+ * (another uid) can read them, and delete or replace them in its own directory, but not change them.
+ * @example await lockReadOnly("/srv/sandboxes/local-1/workspace", ["data", "evaluate.py"]);
+ */
+export async function lockReadOnly(workspace: string, readOnly: string[]): Promise<void> {
+  const paths = readOnly.map((p) => join(workspace, p));
+  if (paths.length === 0) return;
+  const script =
+    'for p in "$@"; do [ -e "$p" ] && [ ! -L "$p" ] && chown -R -P 0:0 "$p" && chmod -R a-w,a+rX "$p"; done; true';
+  const out = await runProcess(["sh", "-c", script, "sh", ...paths], { cwd: "/", timeoutMs: 60_000 });
+  if (out.exitCode !== 0) throw new Error(`locking read-only paths failed: ${out.stderr}`);
 }
