@@ -23,6 +23,8 @@ export class BatchWriter {
   /** Operations written so far. */
   written = 0;
   flushes = 0;
+  /** Milliseconds spent committing (SQLite writing the WAL), after the operations of each flush ran. */
+  commitMs = 0;
   /** Operations pushed after `close()`, which are dropped. */
   dropped = 0;
   private closed = false;
@@ -60,9 +62,12 @@ export class BatchWriter {
     const ops = this.queue;
     this.queue = [];
     try {
+      let ran = 0;
       this.client.transaction(() => {
         for (const op of ops) op();
+        ran = performance.now();
       })();
+      this.commitMs += performance.now() - ran;
       this.written += ops.length;
       this.flushes++;
     } catch (error) {

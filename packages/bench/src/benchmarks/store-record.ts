@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 import { EventBus } from "@air/core";
 import { openStore, RunRecorder } from "@air/logger-sqlite";
 import { quantile } from "../stats.ts";
@@ -24,6 +25,7 @@ export async function recordSteps(dbPath: string, steps: number): Promise<Record
   bus.onAll(recorder.hooks, "sqlite");
   let ms = 0;
   let turns = 0;
+  let changes = 0;
   try {
     for (let step = 0; step < steps; step++) {
       const trajectories = syntheticTrajectories({
@@ -56,10 +58,25 @@ export async function recordSteps(dbPath: string, steps: number): Promise<Record
       ms += performance.now() - t0;
     }
     await bus.emit("run:end", { status: "completed", unsettled: [] });
+    changes = changedRows(recorder.db.$client);
   } finally {
     recorder.close();
   }
-  return { ms, turns, flushShare: flushMs / ms, opsPerTurn: writer.written / turns };
+  return {
+    ms,
+    turns,
+    flushShare: flushMs / ms,
+    commitShare: writer.commitMs / ms,
+    opsPerTurn: writer.written / turns,
+    rowWritesPerTurn: changes / turns,
+    bytesPerTurn: statSync(dbPath).size / turns,
+  };
+}
+
+/** Rows inserted, updated or deleted on this connection so far (SQLite's `total_changes()`). */
+function changedRows(client: Database): number {
+  const row = client.query("SELECT total_changes() AS n").get();
+  return typeof row === "object" && row !== null && "n" in row && typeof row.n === "number" ? row.n : 0;
 }
 
 export interface Recorded {
@@ -67,8 +84,14 @@ export interface Recorded {
   turns: number;
   /** Share of the time spent in BatchWriter.flush (drizzle + SQLite), the rest is events and row building. */
   flushShare: number;
+  /** Share of the time spent committing (SQLite writing the WAL), part of flushShare. */
+  commitShare: number;
   /** Queued write operations per turn. */
   opsPerTurn: number;
+  /** Rows inserted or updated per turn, every table (SQLite's total_changes ÷ turns). */
+  rowWritesPerTurn: number;
+  /** Database file size per turn once closed (checkpointed). */
+  bytesPerTurn: number;
 }
 
 /** Times the two SQL statements of the run page's flat-reward panel directly (profile of the slowest page). */
@@ -106,14 +129,24 @@ export function profileRunPage(dbPath: string): Array<[string, number]> {
   }
 }
 
+export interface RawInserted {
+  ms: number;
+  turns: number;
+  /** Share of the time spent committing. */
+  commitShare: number;
+  /** Database file size per turn once closed. */
+  bytesPerTurn: number;
+}
+
 /** The same turns as plain ~2.5 KB JSON rows in 1000-row transactions: SQLite's ceiling for rows this size. */
-export function rawInsert(dbPath: string, steps: number): { ms: number; turns: number } {
+export function rawInsert(dbPath: string, steps: number): RawInserted {
   const db = new Database(dbPath, { create: true });
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   db.exec("CREATE TABLE turns (rollout TEXT, idx INTEGER, body TEXT, PRIMARY KEY (rollout, idx))");
   const insert = db.prepare("INSERT INTO turns VALUES (?, ?, ?)");
   let ms = 0;
   let turns = 0;
+  let commitMs = 0;
   try {
     for (let step = 0; step < steps; step++) {
       const trajectories = syntheticTrajectories({
@@ -124,16 +157,19 @@ export function rawInsert(dbPath: string, steps: number): { ms: number; turns: n
       });
       const t0 = performance.now();
       const rows = trajectories.flatMap((t) =>
-        t.turns.map((turn) => [
+        t.turns.map((turn): [string, number, string] => [
           t.id,
           turn.index,
           JSON.stringify({ p: turn.promptMessages.slice(-2), c: turn.completionText, o: turn.observation }),
         ]),
       );
       for (let i = 0; i < rows.length; i += 1000) {
+        let inserted = 0;
         db.transaction(() => {
-          for (const r of rows.slice(i, i + 1000)) insert.run(...(r as [string, number, string]));
+          for (const r of rows.slice(i, i + 1000)) insert.run(...r);
+          inserted = performance.now();
         })();
+        commitMs += performance.now() - inserted;
       }
       ms += performance.now() - t0;
       turns += rows.length;
@@ -141,5 +177,5 @@ export function rawInsert(dbPath: string, steps: number): { ms: number; turns: n
   } finally {
     db.close();
   }
-  return { ms, turns };
+  return { ms, turns, commitShare: commitMs / ms, bytesPerTurn: statSync(dbPath).size / turns };
 }

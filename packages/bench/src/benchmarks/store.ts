@@ -5,7 +5,15 @@ import { serve } from "@air/viz";
 import { type BenchReport, renderTable } from "../report.ts";
 import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
-import { PER_STEP, profileRunPage, type Recorded, rawInsert, recordSteps, TURNS } from "./store-record.ts";
+import {
+  PER_STEP,
+  profileRunPage,
+  type RawInserted,
+  type Recorded,
+  rawInsert,
+  recordSteps,
+  TURNS,
+} from "./store-record.ts";
 
 async function getTimed(url: string): Promise<number> {
   const t0 = performance.now();
@@ -25,21 +33,15 @@ export async function storeBenchmark(options: BenchOptions): Promise<BenchReport
   const dir = mkdtempSync(join(tmpdir(), "air-bench-store-"));
   const repeats = options.quick ? 1 : 5;
   const insertSteps = 32;
-  const recorded: number[] = [];
-  const flushShares: number[] = [];
-  let opsPerTurn = 0;
-  const raw: number[] = [];
-  const ratios: number[] = [];
+  const recorded: Recorded[] = [];
+  const raw: RawInserted[] = [];
   try {
     for (let rep = 0; rep < repeats; rep++) {
       const a = await recordSteps(join(dir, `rec-${rep}.db`), insertSteps);
       const b = rawInsert(join(dir, `raw-${rep}.db`), insertSteps);
-      recorded.push(a.turns / (a.ms / 1000));
-      flushShares.push(a.flushShare);
-      opsPerTurn = a.opsPerTurn;
-      raw.push(b.turns / (b.ms / 1000));
-      ratios.push(a.turns / a.ms / (b.turns / b.ms));
-      process.stderr.write(`[store] rep ${rep + 1}: ${fmt(recorded.at(-1) ?? 0)} turns/s recorded\n`);
+      recorded.push(a);
+      raw.push(b);
+      process.stderr.write(`[store] rep ${rep + 1}: ${fmt(a.turns / (a.ms / 1000))} turns/s recorded\n`);
     }
     const bigSteps = Math.ceil(10_000 / PER_STEP);
     const dbPath = join(dir, "big.db");
@@ -47,18 +49,7 @@ export async function storeBenchmark(options: BenchOptions): Promise<BenchReport
     process.stderr.write(`[store] built ${bigSteps * PER_STEP} trajectories in ${fmt(big.ms / 1000)} s\n`);
     const dash = await measureDashboard(dbPath, bigSteps, options.quick ? 20 : 60);
     const profile = profileRunPage(dbPath);
-    return storeReport(options, {
-      recorded,
-      raw,
-      ratios,
-      insertSteps,
-      big,
-      bigSteps,
-      dash,
-      flushShares,
-      opsPerTurn,
-      profile,
-    });
+    return storeReport(options, { recorded, raw, insertSteps, big, bigSteps, dash, profile });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -96,24 +87,31 @@ async function measureDashboard(dbPath: string, steps: number, n: number) {
 function storeReport(
   options: BenchOptions,
   r: {
-    recorded: number[];
-    raw: number[];
-    ratios: number[];
+    recorded: Recorded[];
+    raw: RawInserted[];
     insertSteps: number;
     big: Recorded;
     bigSteps: number;
     dash: Record<string, number[]>;
-    flushShares: number[];
-    opsPerTurn: number;
     profile: Array<[string, number]>;
   },
 ): BenchReport {
-  const rate = spread(r.recorded).median;
+  const perSecond = (x: { turns: number; ms: number }) => x.turns / (x.ms / 1000);
+  const median = (values: number[]) => spread(values).median;
+  const rec = spread(r.recorded.map(perSecond));
+  const ratios = spread(
+    r.recorded.flatMap((a, i) => {
+      const b = r.raw[i];
+      return b ? [perSecond(a) / perSecond(b)] : [];
+    }),
+  );
+  const rate = rec.median;
   const p95s = Object.entries(r.dash)
     .filter(([k]) => !k.startsWith("static"))
     .map(([k, v]) => [k, quantile(v, 0.95)] as const);
   const worst = Math.max(...p95s.map(([, v]) => v));
   const trajectories = r.bigSteps * PER_STEP;
+  const share = (values: number[]) => `${fmt(median(values) * 100)}%`;
   return {
     name: "store",
     title: "5. Store and dashboard",
@@ -130,14 +128,14 @@ function storeReport(
           [
             "sqlite logger's RunRecorder on an EventBus (all run events, BatchWriter 500 rows)",
             String(r.recorded.length),
-            fmtSpread(spread(r.recorded)),
+            fmtSpread(rec),
           ],
           [
             "raw bun:sqlite, same turns as ~2.5 KB JSON rows, 1000-row transactions (alongside)",
             String(r.raw.length),
-            fmtSpread(spread(r.raw)),
+            fmtSpread(spread(r.raw.map(perSecond))),
           ],
-          ["recorder ÷ raw (paired)", String(r.ratios.length), fmtSpread(spread(r.ratios))],
+          ["recorder ÷ raw (paired)", String(r.recorded.length), fmtSpread(ratios)],
           [
             `recorder, building the ${trajectories}-trajectory store`,
             "1",
@@ -164,16 +162,20 @@ function storeReport(
         headers: ["statement", "ms"],
         rows: r.profile.map(([k, v]) => [k, fmt(v)]),
       }),
-      `Where the insert time goes: ${fmt(spread(r.flushShares).median * 100)}% of the recorder's time is inside ` +
-        `BatchWriter.flush (a CPU profile of this path, taken with \`bun --cpu-prof\` while writing the benchmark, put ~65% ` +
-        `of the whole in bun:sqlite's statement execution and ~12% in drizzle's query building); the rest is the bus, row building (JSON of prompts) and queueing. ` +
-        `The recorder queues ${fmt(r.opsPerTurn)} write operations per turn and executes about 4.4 SQL statements ` +
-        "per turn: the turn row is written twice (upsert at turn:end, upsert again with rewards at rollout:end), " +
-        "the trajectory row is updated at every turn (turn count), and one sample row. The raw row above is one " +
-        "statement per turn. What would raise it: write the big turn row once (insert at turn:end; at rollout:end " +
-        "only `UPDATE turns SET reward …` on the narrow columns), move the per-turn trajectory update to rollout:end, " +
-        "and reuse prepared statements instead of building each query with drizzle — about one large statement " +
-        "per turn, i.e. close to the raw figure.",
+      `Where the time goes: both paths spend most of it committing, i.e. SQLite writing pages to the WAL (and ` +
+        `checkpointing them): ${share(r.recorded.map((a) => a.commitShare))} of the recorder's time, ` +
+        `${share(r.raw.map((b) => b.commitShare))} of the raw path's. The recorder's whole flush (its statements ` +
+        `and the commit) is ${share(r.recorded.map((a) => a.flushShare))}; the rest is the bus, row building and ` +
+        `queueing. So bytes written decide the rate more than statement count: the store holds ` +
+        `${fmt(median(r.recorded.map((a) => a.bytesPerTurn)))} bytes per turn (every table) against the raw ` +
+        `row's ${fmt(median(r.raw.map((b) => b.bytesPerTurn)))}, and the recorder writes ` +
+        `${fmt(median(r.recorded.map((a) => a.rowWritesPerTurn)))} rows per turn (SQLite total_changes: the turn ` +
+        "inserted once at turn:end, its outcome columns updated once at rollout:end, one samples row, and the " +
+        "trajectory, step and metric rows shared by the rollout's turns) from " +
+        `${fmt(median(r.recorded.map((a) => a.opsPerTurn)))} queued operations. A turn's prompt stores only the ` +
+        "messages after the previous turn's prompt, and not even those when they are the previous turn's reply " +
+        "and observation (the usual case), so a turn row holds its reply and observation once; the raw row keeps " +
+        "the prompt tail as a second copy of them.",
       "The run page: its flat-reward panel used to count timed-out rollouts per step with a LIKE over every " +
         "turn row of the run (the second statement above, still what runs for stores recorded before core " +
         "counted timeouts); core now records `rollout/timeouts` per step and the panel reads that metric, so the " +
@@ -181,8 +183,8 @@ function storeReport(
       "Recorder path: the events a step emits (step:start, rollout:start, turn:end per turn, rollout:end, step:end " +
         "with one sample per turn) go through core's EventBus to logger-sqlite's RunRecorder, which queues row " +
         "writes and flushes them in transactions (WAL, synchronous NORMAL); the timer stops after the final flush. " +
-        "Each turn is written twice (turn:end, then again with rewards at rollout:end), as in a real run. " +
-        "Synthetic rollouts: growing prompts (only the new messages are stored), ~1 KB observations, 540 token ids.",
+        "As in a real run, a turn carries no reward at turn:end (stored then) and gets its rewards before " +
+        "rollout:end (a narrow UPDATE). Synthetic rollouts: growing prompts, ~1 KB observations, 540 token ids.",
     ],
   };
 }
