@@ -24,7 +24,11 @@ const tinyFields = z
     d_model: z.number().int().positive().default(32).describe("width of the transformer"),
     layers: z.number().int().positive().default(1).describe("transformer blocks"),
     heads: z.number().int().positive().default(2).describe("attention heads (must divide d_model)"),
-    lr: z.number().positive().default(0.01).describe("AdamW learning rate (trainer)"),
+    lr: z
+      .number()
+      .min(0)
+      .default(0.01)
+      .describe("AdamW learning rate (trainer); 0 keeps the weights (a control run)"),
     weight_decay: z.number().min(0).default(0).describe("AdamW weight decay (trainer)"),
     max_norm: z
       .number()
