@@ -1,5 +1,6 @@
 import { asyncBenchmark } from "./benchmarks/async.ts";
 import { containersBenchmark } from "./benchmarks/containers.ts";
+import { faultsBenchmark } from "./benchmarks/faults.ts";
 import { localBenchmark } from "./benchmarks/local.ts";
 import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
@@ -15,6 +16,7 @@ export const BENCHMARKS = {
   local: localBenchmark,
   store: storeBenchmark,
   quickstart: quickstartBenchmark,
+  faults: faultsBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -18,7 +18,11 @@ function journal() {
   return { contexts: new Map<string, PluginContext>(), closed: [] as string[], logs: [] as string[] };
 }
 
-function registry(j: ReturnType<typeof journal>, logger: { hang?: boolean; throwOn?: EventName } = {}) {
+function registry(
+  j: ReturnType<typeof journal>,
+  logger: { hang?: boolean; throwOn?: EventName } = {},
+  envStepMs = 0,
+) {
   const seen = (name: string, ctx: PluginContext) => j.contexts.set(name, ctx);
   const closer = (name: string) => () => {
     j.closed.push(name);
@@ -35,8 +39,13 @@ function registry(j: ReturnType<typeof journal>, logger: { hang?: boolean; throw
             examples: async () => [{ id: "a", task: "t", data: {} }],
             open: async () => ({
               start: async () => [{ role: "user" as const, content: "go" }],
-              step: async () => ({ observation: "done", done: true }),
-              close: async () => {},
+              step: async () => {
+                await new Promise((r) => setTimeout(r, envStepMs));
+                return { observation: "done", done: true };
+              },
+              close: async () => {
+                j.closed.push("session");
+              },
             }),
             close: closer("mem-env"),
           };
@@ -194,7 +203,7 @@ describe("PluginHost", () => {
       sink: () => {},
     });
     expect(summary.status).toBe("completed");
-    expect(j.closed).toEqual([
+    expect(j.closed.filter((c) => c !== "session")).toEqual([
       "mem-reward",
       "mem-strategy",
       "mem-advantage",
@@ -233,6 +242,24 @@ describe("PluginHost", () => {
     expect(lines.some((l) => /\[plugin mem-logger\] hook "turn:end".*no result after 50 ms/.test(l))).toBe(
       true,
     );
+  });
+
+  test("an abort does not wait for a long env step: the rollout stops and its session is closed", async () => {
+    const j = journal();
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 200);
+    const summary = await startRun(
+      await loadConfig(await config("abort"), { registry: registry(j, {}, 60_000) }),
+      {
+        sink: () => {},
+        signal: controller.signal,
+      },
+    );
+    expect(summary.status).toBe("aborted");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // max_off_policy_steps = 1: steps 0 and 1 (2 rollouts each) were in flight; every session was closed.
+    expect(j.closed.filter((c) => c === "session")).toHaveLength(4);
   });
 
   test("EVENT_NAMES lists every event once", () => {

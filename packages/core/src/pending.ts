@@ -8,25 +8,38 @@ export class PendingWork {
   private nextId = 0;
   private readonly open = new Map<number, { label: string; sinceMs: number }>();
 
+  /**
+   * Runs `work` with a timeout. With `where.signal`, an abort stops the wait at once (ABORTED): the caller moves
+   * on (e.g. closes the sandbox that a long command runs in) instead of waiting for work nobody needs any more.
+   */
   async run<T>(
     label: string,
     timeoutMs: number,
     work: () => Promise<T> | T,
-    where: { plugin?: string; hook?: string } = {},
+    where: { plugin?: string; hook?: string; signal?: AbortSignal } = {},
   ): Promise<T> {
     const id = this.nextId++;
     this.open.set(id, { label, sinceMs: Date.now() });
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const { signal, ...at } = where;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new AirError("TIMEOUT", `${label}: no result after ${timeoutMs} ms`, where)),
+          () => reject(new AirError("TIMEOUT", `${label}: no result after ${timeoutMs} ms`, at)),
           timeoutMs,
         );
+        if (!signal) return;
+        onAbort = () => reject(new AirError("ABORTED", `${label}: aborted`, at));
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
       });
-      return await Promise.race([Promise.resolve().then(work), timeout]);
+      const running = Promise.resolve().then(work);
+      running.catch(() => {});
+      return await Promise.race([running, timeout]);
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
       this.open.delete(id);
     }
   }
