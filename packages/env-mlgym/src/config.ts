@@ -14,6 +14,16 @@ export const mlgymConfigSchema = z
       .describe(
         "MLGym-format root (configs/tasks, configs/datasets, data); relative to the TOML file's directory",
       ),
+    aci: z
+      .enum(["auto", "air", "mlgym"])
+      .default("auto")
+      .describe(
+        'agent commands: "mlgym" sources the tools and agent config of the MLGym checkout at mlgym_root into the shell (templates, window, linting exactly as MLGym), "air" uses air\'s own implementation; "auto": mlgym when mlgym_root is an MLGym checkout',
+      ),
+    agent_config: z
+      .string()
+      .default("configs/agents/default.yaml")
+      .describe('with aci "mlgym": the MLGym agent config, relative to mlgym_root'),
     tasks: z.array(z.string().min(1)).min(1).describe("task names (configs/tasks/<name>.yaml) or YAML paths"),
     eval_tasks: z.array(z.string().min(1)).optional().describe("tasks of the eval split (default: tasks)"),
     num_examples_per_task: z.number().int().positive().default(1).describe("examples per task in each split"),

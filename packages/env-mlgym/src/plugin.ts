@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
 import Docker from "dockerode";
+import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { mlgymLaunch } from "./launch.ts";
@@ -87,6 +88,8 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const runtime = makeRuntime(config, ctx);
   if (runtime instanceof LocalRuntime) await runtime.check();
   const python = config.runtime === "docker" ? config.docker.python : "python";
+  const useMlgymTools = config.aci === "mlgym" || (config.aci === "auto" && isMlgymCheckout(root));
+  const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
 
   const examplesOf = (names: string[]): Example[] =>
@@ -118,7 +121,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
         signal: info.signal,
         snapshot: workspace,
       });
-      const session = new MlgymSession(runtime, sandbox, entry.task, { config, python });
+      const session = new MlgymSession(runtime, sandbox, entry.task, { config, python, mlgymAgent });
       if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
       return session;
     },

@@ -1,6 +1,9 @@
 import { AirError, type EnvSession, type Generation, type Message, type StepResult } from "@air/core";
 import { Editor } from "./aci/editor.ts";
 import { FileTooLargeError } from "./aci/io.ts";
+import type { MlgymAgent } from "./aci/mlgym-agent.ts";
+import { mlgymObservation, mlgymSystemPrompt, mlgymTaskPrompt, pyDict } from "./aci/mlgym-prompts.ts";
+import { MlgymToolsShell } from "./aci/mlgym-shell.ts";
 import { footer, observation } from "./aci/observation.ts";
 import { blockedName, MALFORMED_EDIT, malformedEdit, parseCommand } from "./aci/parse.ts";
 import { systemPrompt, taskPrompt } from "./aci/prompts.ts";
@@ -29,6 +32,8 @@ export interface SessionOptions {
   config: MlgymConfig;
   python: string;
   maxOpenChars?: number;
+  /** `env.aci = "mlgym"`: the agent config and tools read from the MLGym checkout (else air's own commands). */
+  mlgymAgent?: MlgymAgent;
 }
 
 /**
@@ -46,6 +51,9 @@ export class MlgymSession implements EnvSession {
   private readonly editor: Editor;
   private readonly trainingCommand: RegExp;
   private readonly shellSetup = new ShellSetup();
+  /** MLGym's own tools in the agent's shell (`env.aci = "mlgym"`), and the open file its state command reports. */
+  private readonly tools?: MlgymToolsShell;
+  private toolsOpenFile = "n/a";
 
   constructor(
     private readonly runtime: Runtime,
@@ -60,6 +68,12 @@ export class MlgymSession implements EnvSession {
       maxOpenChars: options.maxOpenChars ?? 20_000,
     });
     this.trainingCommand = new RegExp(options.config.training_command);
+    if (options.mlgymAgent) this.tools = new MlgymToolsShell(sandbox, options.mlgymAgent);
+  }
+
+  private templateState() {
+    const remaining = Math.max(0, (this.options.config.max_steps ?? 10) - this.step_);
+    return { step: this.step_, remaining, openFile: this.toolsOpenFile, cwd: this.cwd };
   }
 
   private prompt(): string {
@@ -68,6 +82,8 @@ export class MlgymSession implements EnvSession {
   }
 
   private observe(output: string): string {
+    const agent = this.options.mlgymAgent;
+    if (agent) return mlgymObservation(agent, this.task, output, this.templateState());
     const remaining = Math.max(0, (this.options.config.max_steps ?? 10) - this.step_);
     const state = { step: this.step_, remaining, openFile: this.editor.state.file, cwd: this.cwd };
     return observation(output, state, this.options.config.max_observation_chars);
@@ -106,6 +122,15 @@ export class MlgymSession implements EnvSession {
   }
 
   async start(): Promise<Message[]> {
+    const agent = this.options.mlgymAgent;
+    if (agent && this.tools) {
+      const state = await this.tools.state();
+      this.toolsOpenFile = state.openFile;
+      return [
+        { role: "system", content: mlgymSystemPrompt(agent, this.task) },
+        { role: "user", content: mlgymTaskPrompt(agent, this.task, this.templateState()) },
+      ];
+    }
     return [
       { role: "system", content: systemPrompt(this.options.config.window, this.task.trainingTimeoutS) },
       { role: "user", content: taskPrompt(this.task.description, this.prompt()) },
@@ -149,6 +174,7 @@ export class MlgymSession implements EnvSession {
   }
 
   private async run(command: string): Promise<StepResult> {
+    if (this.tools) return this.runTools(this.tools, command);
     const parsed = parseCommand(command);
     const aci = parsed.name;
     const e = this.editor;
@@ -234,6 +260,37 @@ export class MlgymSession implements EnvSession {
     };
   }
 
+  /** One command in the shell with MLGym's own tools (`env.aci = "mlgym"`). */
+  private async runTools(tools: MlgymToolsShell, command: string): Promise<StepResult> {
+    const training = this.trainingCommand.test(command);
+    const timeoutMs = Math.round(
+      (training ? this.task.trainingTimeoutS : this.options.config.command_timeout_s) * 1000,
+    );
+    const result = await tools.run(
+      command,
+      timeoutMs,
+      this.toolsOpenFile === "n/a" ? undefined : this.toolsOpenFile,
+    );
+    const state = await tools.state();
+    this.cwd = state.cwd || this.cwd;
+    this.toolsOpenFile = state.openFile;
+    if (result.evaluation) return this.evaluate(result.evaluation);
+    const output = result.timedOut
+      ? `${result.output}\nEXECUTION TIMED OUT BECAUSE THE COMMAND WAS RUNNING FOR MORE THAN ${timeoutMs / 1000} SECONDS.`
+      : result.output;
+    return {
+      observation: this.observe(output),
+      done: false,
+      kind: "command",
+      toolError: result.timedOut
+        ? "timed out"
+        : result.exitCode !== 0
+          ? `exit code ${result.exitCode}`
+          : undefined,
+      info: { exitCode: result.exitCode },
+    };
+  }
+
   private async evaluate(kind: "validate" | "submit" | "auto_submit"): Promise<StepResult> {
     if (this.task.evaluationRunsAgentCode) this.tainted = true;
     const result = await evaluateTask(this.sandbox, this.task, {
@@ -250,8 +307,8 @@ export class MlgymSession implements EnvSession {
       kind === "validate"
         ? `Your code produced a valid submission artefact at ${result.artefact}.`
         : `Submitted the artefact at ${result.artefact}${kind === "auto_submit" ? " (automatically: no steps left)" : ""}.`,
-      `Baseline Score: ${JSON.stringify(this.task.baselineScores)}`,
-      `Evaluation Score: ${JSON.stringify(result.scores)}`,
+      `Baseline Score: ${pyDict(this.task.baselineScores)}`,
+      `Evaluation Score: ${pyDict(result.scores)}`,
     ];
     return { observation: this.observe(lines.join("\n")), done: ends, kind, scores: result.scores };
   }

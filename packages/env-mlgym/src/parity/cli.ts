@@ -1,11 +1,13 @@
 /**
  * The parity kit's command line.
- *   bun packages/env-mlgym/parity/cli.ts air [--write | --out <file>]   run air's agent commands; compare with
- *     expected.json, or write them to expected.json (--write) or to <file> (--out)
- *   bun packages/env-mlgym/parity/cli.ts compare <a.json> <b.json>   MATCH/DIFF per sequence between two outcome files
+ *   bun packages/env-mlgym/src/parity/cli.ts air [--write | --out <file>] [--mlgym-root <checkout>]   run air's agent
+ *     commands (with --mlgym-root: env.aci = "mlgym", that checkout's tools); compare with expected.json, or
+ *     write the outcomes to expected.json (--write) or to <file> (--out)
+ *   bun packages/env-mlgym/src/parity/cli.ts compare <a.json> <b.json>   MATCH/DIFF per sequence between two outcome files
  * Exit code 1 when any sequence differs.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { loadMlgymAgent } from "../aci/mlgym-agent.ts";
 import {
   describeDifference,
   EXPECTED_FILE,
@@ -32,8 +34,10 @@ function compare(expected: Outcomes, actual: Outcomes, labels: [string, string])
 
 const [command, ...rest] = process.argv.slice(2);
 if (command === "air") {
+  const rootIndex = rest.indexOf("--mlgym-root");
+  const agent = rootIndex >= 0 ? await loadMlgymAgent(rest[rootIndex + 1] as string) : undefined;
   const outcomes: Outcomes = {};
-  for (const sequence of loadSequences()) outcomes[sequence.name] = await runAirSequence(sequence);
+  for (const sequence of loadSequences()) outcomes[sequence.name] = await runAirSequence(sequence, agent);
   const outIndex = rest.indexOf("--out");
   const target = rest.includes("--write") ? EXPECTED_FILE : outIndex >= 0 ? rest[outIndex + 1] : undefined;
   if (target) {

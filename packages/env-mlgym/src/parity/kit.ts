@@ -9,11 +9,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { BashSandbox } from "../src/aci/bash-sandbox.ts";
-import { mlgymConfigSchema } from "../src/config.ts";
-import type { Runtime, Sandbox } from "../src/runtime/types.ts";
-import { MlgymSession } from "../src/session.ts";
-import type { Task } from "../src/task.ts";
+import { BashSandbox } from "../aci/bash-sandbox.ts";
+import type { MlgymAgent } from "../aci/mlgym-agent.ts";
+import { mlgymConfigSchema } from "../config.ts";
+import type { Runtime, Sandbox } from "../runtime/types.ts";
+import { MlgymSession } from "../session.ts";
+import type { Task } from "../task.ts";
 
 /** One command sequence: the workspace's starting files and the agent's commands, in order. */
 export interface Sequence {
@@ -40,8 +41,8 @@ export interface SequenceOutcome {
 /** The workspace path as it appears in outcomes, so runs in different directories compare. */
 export const WORKSPACE = "/WS";
 
-export const SEQUENCES_FILE = join(import.meta.dir, "sequences.json");
-export const EXPECTED_FILE = join(import.meta.dir, "expected.json");
+export const SEQUENCES_FILE = join(import.meta.dir, "../../parity/sequences.json");
+export const EXPECTED_FILE = join(import.meta.dir, "../../parity/expected.json");
 
 /** The committed sequences. */
 export function loadSequences(): Sequence[] {
@@ -86,6 +87,7 @@ function parityTask(workspace: string): Task {
     evaluationReadOnly: true,
     evaluationRunsAgentCode: false,
     secretFiles: [],
+    pristineFiles: [],
     datasets: [],
     directions: {},
     priorityMetric: "Score",
@@ -107,11 +109,12 @@ function splitObservation(observation: string, normalise: (s: string) => string)
 }
 
 /**
- * Runs one sequence through air's own agent commands (MlgymSession over a plain bash in a temporary
- * workspace) and returns its outcome with the workspace path replaced by {@link WORKSPACE}.
+ * Runs one sequence through air's agent commands (MlgymSession over a plain bash in a temporary workspace) and
+ * returns its outcome with the workspace path replaced by {@link WORKSPACE}. With `mlgymAgent`, the session
+ * uses an MLGym checkout's own tools (`env.aci = "mlgym"`), else air's own commands.
  * @example const outcome = await runAirSequence(loadSequences()[0]);
  */
-export async function runAirSequence(sequence: Sequence): Promise<SequenceOutcome> {
+export async function runAirSequence(sequence: Sequence, mlgymAgent?: MlgymAgent): Promise<SequenceOutcome> {
   const root = mkdtempSync(join(tmpdir(), "air-parity-"));
   const workspace = join(realpathSync(root), "workspace");
   mkdirSync(workspace);
@@ -126,7 +129,11 @@ export async function runAirSequence(sequence: Sequence): Promise<SequenceOutcom
     close: async () => {},
   };
   const config = mlgymConfigSchema.parse({ tasks: ["parity"], runtime: "local", max_steps: 100 });
-  const session = new MlgymSession(runtime, sandbox, parityTask(workspace), { config, python: "python3" });
+  const session = new MlgymSession(runtime, sandbox, parityTask(workspace), {
+    config,
+    python: "python3",
+    mlgymAgent,
+  });
   const normalise = (s: string) => s.split(workspace).join(WORKSPACE);
   try {
     const steps: StepOutcome[] = [];
