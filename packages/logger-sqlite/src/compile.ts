@@ -43,7 +43,7 @@ export function assign<K extends string>(p: Placeholders<K>, keys: readonly K[])
 /**
  * Compiles a write built with drizzle (typed against the schema) into one bun:sqlite statement, prepared
  * once and bound by position on every call. Drizzle's own prepared queries resolve each placeholder by name
- * and entity checks on every run, which cost about as much as SQLite's execution of the row here.
+ * with entity checks on every run (about 15% of the recorder's time in a CPU profile of `bun run bench store`).
  * Every placeholder of the query must be one of `keys`; constants drizzle adds (column defaults) are bound as
  * they are, and column encoders (boolean mode) still apply.
  * @example

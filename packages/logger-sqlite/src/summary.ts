@@ -81,8 +81,8 @@ export function tailFromPrevious(
   tail: Message[],
   previous: { completionText: string; observation: string } | undefined,
 ): boolean {
-  if (!previous || tail.length !== 2) return false;
-  const [reply, observation] = tail as [Message, Message];
+  const [reply, observation] = tail;
+  if (!previous || !reply || !observation || tail.length !== 2) return false;
   return (
     reply.role === "assistant" &&
     reply.content === previous.completionText &&
