@@ -33,7 +33,8 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
     const l = config.local;
     if (l.isolation === "none") {
       ctx.log.warn(
-        'mlgym: local.isolation = "none": the agent runs as you, unsandboxed, and can read and forge evaluations',
+        'mlgym: local.isolation = "none": the agent runs as you, unsandboxed, and can read and forge evaluations' +
+          (process.getuid?.() === 0 ? " (and, as root, kill or overwrite anything on this machine)" : ""),
       );
       return new UnsandboxedRuntime({ root, python: l.python, onState });
     }

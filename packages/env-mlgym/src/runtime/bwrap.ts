@@ -175,7 +175,10 @@ export async function interpreterPaths(python: string): Promise<string[]> {
 }
 
 /** Why bwrap cannot run here, or undefined when it can. */
-export async function bwrapProblem(identity: BwrapSpec["identity"]): Promise<string | undefined> {
+export async function bwrapProblem(
+  identity: BwrapSpec["identity"],
+  program = "bwrap",
+): Promise<string | undefined> {
   const argv = bwrapArgv({
     workspace: "/tmp",
     python: "/usr/bin/python3",
@@ -186,7 +189,11 @@ export async function bwrapProblem(identity: BwrapSpec["identity"]): Promise<str
     command: ["true"],
   });
   try {
-    const out = await runProcess(argv, { cwd: "/", timeoutMs: 20_000, env: sandboxEnv() });
+    const out = await runProcess([program, ...argv.slice(1)], {
+      cwd: "/",
+      timeoutMs: 20_000,
+      env: sandboxEnv(),
+    });
     if (out.exitCode === 0) return undefined;
     return (out.stderr.trim() || `exit code ${out.exitCode}`).slice(0, 500);
   } catch (error) {
@@ -198,8 +205,8 @@ export async function bwrapProblem(identity: BwrapSpec["identity"]): Promise<str
  * Fails with a clear error when bwrap cannot start a sandbox here (not installed, or no user namespaces).
  * @example await assertBwrapWorks({ kind: "userns" });
  */
-export async function assertBwrapWorks(identity: BwrapSpec["identity"]): Promise<void> {
-  const problem = await bwrapProblem(identity);
+export async function assertBwrapWorks(identity: BwrapSpec["identity"], program = "bwrap"): Promise<void> {
+  const problem = await bwrapProblem(identity, program);
   if (!problem) return;
   throw new AirError(
     "ENV_FAILED",

@@ -188,6 +188,8 @@ export class LocalSandbox implements Sandbox {
           workspace: copy,
           readOnly: [],
           identity: h.evalIdentity,
+          // Evaluations of all sandboxes share one uid as root: room for several at once.
+          maxProcesses: h.maxProcesses * 8,
           passwd: h.evalPasswd,
           group: h.evalGroup,
         }),

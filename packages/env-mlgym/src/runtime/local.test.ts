@@ -2,11 +2,13 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { mlgymConfigSchema } from "../config.ts";
+import { createMlgymEnvironment } from "../plugin.ts";
 import { attackSuite } from "../testing/attacks.ts";
-import { removeTestRunDirs } from "../testing/context.ts";
+import { removeTestRunDirs, testContext } from "../testing/context.ts";
 import { exampleOf, runScript } from "../testing/script.ts";
 import { makeEnv } from "../testing/suite.ts";
-import { bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
+import { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
 import { runProcess } from "./process.ts";
 
 afterAll(removeTestRunDirs);
@@ -54,6 +56,35 @@ describe("local runtime (bwrap): sandbox layout", () => {
     expect(argv.at(-1)).toBe("bash");
     expect(argv).toContain("--unshare-user");
     expect(argv).not.toContain("setpriv");
+  });
+});
+
+describe("local runtime (bwrap): when bwrap cannot run", () => {
+  test("the error says why and names runtime = docker and isolation = none", async () => {
+    const attempt = assertBwrapWorks({ kind: "userns" }, "/nonexistent/bwrap");
+    await expect(attempt).rejects.toThrow(/bubblewrap \(bwrap\).*cannot run here: .*\/nonexistent\/bwrap/);
+    await expect(attempt).rejects.toThrow('env.runtime = "docker"');
+    await expect(attempt).rejects.toThrow('env.local.isolation = "none"');
+    await expect(assertBwrapWorks({ kind: "userns" })).resolves.toBeUndefined();
+  });
+
+  test('isolation = "none" runs unsandboxed and warns that evaluations can be forged', async () => {
+    const warnings: string[] = [];
+    const ctx = testContext(`air-test-none-${process.pid}`);
+    const log = { ...ctx.log, warn: (message: string) => void warnings.push(message) };
+    const config = mlgymConfigSchema.parse({
+      tasks: ["apartmentRent"],
+      runtime: "local",
+      local: { isolation: "none" },
+    });
+    const env = await createMlgymEnvironment(config, { ...ctx, log });
+    try {
+      expect(warnings.join("\n")).toContain("can read and forge evaluations");
+      const [pwd] = await runScript(env, await exampleOf(env, "apartmentRent"), ["pwd"]);
+      expect(pwd?.observation).not.toStartWith(`${SANDBOX_WORKSPACE}\n`);
+    } finally {
+      await env.close?.();
+    }
   });
 });
 
