@@ -89,8 +89,12 @@ export class MlgymToolsShell {
 
   /** Installs the tools in the shell (again after the shell was replaced); `openFile` is kept across a restart. */
   async setup(openFile?: string): Promise<void> {
-    const dir = '"$HOME/commands"';
-    await this.must(`mkdir -p ${dir} && touch ${dir}/__init__.py && export PATH="$PATH:$HOME/commands"`);
+    // MLGym's place ($HOME/commands), or a fresh directory in /tmp when the home is not writable.
+    await this.must(
+      '__air_tools="$HOME/commands"; { mkdir -p "$__air_tools" && [ -w "$__air_tools" ]; } 2>/dev/null || __air_tools="$(mktemp -d /tmp/mlgym-commands.XXXXXX)"',
+    );
+    const dir = '"$__air_tools"';
+    await this.must(`touch ${dir}/__init__.py && export PATH="$PATH:$__air_tools"`);
     const write = (name: string, contents: string) =>
       this.must(
         `printf '%s' '${Buffer.from(contents).toString("base64")}' | base64 -d > ${dir}/${shellQuote(name)}`,
