@@ -144,7 +144,8 @@ export class MlgymSession implements EnvSession {
       const why = action.parseError ?? "no command found in your reply";
       return {
         observation: this.observe(
-          `Your output was not formatted correctly: ${why}. Reply with a DISCUSSION and exactly one command in a fenced code block.`,
+          this.options.mlgymAgent?.formatErrorTemplate ??
+            `Your output was not formatted correctly: ${why}. Reply with a DISCUSSION and exactly one command in a fenced code block.`,
         ),
         done: false,
         kind: "command",

@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commandDocs, isMlgymCheckout, loadMlgymAgent, parseToolCommands, pyFormat } from "./mlgym-agent.ts";
+import {
+  commandDocs,
+  dedent,
+  isMlgymCheckout,
+  loadMlgymAgent,
+  parseToolCommands,
+  pyFormat,
+} from "./mlgym-agent.ts";
 import { pyDict, pyNumber } from "./mlgym-prompts.ts";
 
 /** A made-up MLGym-format checkout: an agent config and one tool file (air's own test files). */
@@ -21,6 +28,7 @@ describe("MLGym agent config, read at run time", () => {
     ]);
     expect(agent.commands.map((c) => c.name)).toEqual(["hello", "note", "validate"]);
     expect(agent.nextStepNoOutputTemplate).toBe(agent.nextStepTemplate);
+    expect(agent.formatErrorTemplate).toBe("Bad reply.\n  Indented line.\n\nTry again.\n");
   });
 
   test("command docs list docstring (formatted), signature and arguments per command", () => {
@@ -30,6 +38,11 @@ describe("MLGym agent config, read at run time", () => {
         "note:\n  docstring: writes text\n  signature: note <line>\n<text>\nend_of_note\n\n",
     );
     expect(parseToolCommands(TOOL_FILE)[2]?.endName).toBe("end_of_note");
+  });
+
+  test("dedent removes the shared indentation as textwrap.dedent does", () => {
+    expect(dedent("    a\n      b\n\n    c\n")).toBe("a\n  b\n\nc\n");
+    expect(dedent("  a\n b")).toBe(" a\nb");
   });
 
   test("pyFormat fills named fields and braces as Python does, and refuses unknown fields", () => {

@@ -27,7 +27,7 @@ export interface MlgymAgent {
   taskTemplate: string;
   nextStepTemplate: string;
   nextStepNoOutputTemplate: string;
-  /** Shown on a malformed reply, when the config or its parser names one. */
+  /** Shown on a malformed reply: the config's `format_error_template`, else its `output_parser`'s message. */
   formatErrorTemplate?: string;
   stateCommand: { name: string; code: string };
   envVariables: Record<string, string>;
@@ -115,6 +115,31 @@ export function commandDocs(commands: ToolCommand[], env: Record<string, string>
   return docs;
 }
 
+/** Python's textwrap.dedent: removes the indentation all non-blank lines share; blank lines become empty. */
+export function dedent(text: string): string {
+  const lines = text.split("\n").map((l) => (l.trim() === "" ? "" : l));
+  const indents = lines.filter((l) => l !== "").map((l) => /^[ \t]*/.exec(l)?.[0] ?? "");
+  let common = indents[0] ?? "";
+  for (const indent of indents) while (!indent.startsWith(common)) common = common.slice(0, -1);
+  return lines.map((l) => l.slice(common.length)).join("\n");
+}
+
+/**
+ * The format error message of the agent config's `output_parser`, read from the checkout's
+ * `mlgym/agent/parsing.py` (its `_error_message`, dedented as MLGym does); undefined when not found.
+ */
+export async function parserErrorMessage(root: string, parser: string): Promise<string | undefined> {
+  const file = join(root, "mlgym", "agent", "parsing.py");
+  if (!existsSync(file)) return undefined;
+  const source = await readFile(file, "utf8");
+  const start = source.search(new RegExp(`^class ${parser}\\b`, "m"));
+  if (start < 0) return undefined;
+  const next = source.slice(start + 1).search(/^class /m);
+  const body = next < 0 ? source.slice(start) : source.slice(start, start + 1 + next);
+  const match = /_error_message = """\\?\n?([\s\S]*?)"""/.exec(body);
+  return match ? dedent(match[1] ?? "") : undefined;
+}
+
 /** Python's str() of a YAML scalar, as MLGym writes `K=V` lines for its env variables. */
 function pyStr(value: unknown): string {
   if (value === null || value === undefined) return "None";
@@ -155,13 +180,14 @@ export async function loadMlgymAgent(
   const task = template("task_template") ?? "";
   const next = template("next_step_template") ?? task;
   const aliasesFile = join(root, "dockerfiles", "aliases.sh");
+  const parser = typeof config.output_parser === "string" ? config.output_parser : "ThoughtActionParser";
   return {
     file,
     systemTemplate: template("system_template") ?? "",
     taskTemplate: task,
     nextStepTemplate: next,
     nextStepNoOutputTemplate: template("next_step_no_output_template") ?? next,
-    formatErrorTemplate: template("format_error_template"),
+    formatErrorTemplate: template("format_error_template") ?? (await parserErrorMessage(root, parser)),
     stateCommand: { name: state.name ?? "state", code: state.code ?? "" },
     envVariables,
     files,
