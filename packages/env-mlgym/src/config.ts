@@ -121,6 +121,12 @@ export const mlgymConfigSchema = z
           .boolean()
           .default(true)
           .describe("prepare the next sandbox of a task while the current rollout runs (near-free reset)"),
+        max_staged: z
+          .number()
+          .int()
+          .min(1)
+          .default(8)
+          .describe("most sandboxes staged per task (as many as the task has running, up to this)"),
       })
       .prefault({}),
   })

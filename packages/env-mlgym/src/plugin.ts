@@ -44,6 +44,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
       maxProcesses: l.max_processes,
       memoryMb: l.memory_mb,
       stageNext: l.stage_next,
+      maxStaged: l.max_staged,
       onState,
     });
   }

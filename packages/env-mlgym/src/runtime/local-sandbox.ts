@@ -57,6 +57,11 @@ export class LocalSandbox implements Sandbox {
     return this.host.uid;
   }
 
+  /** Key of the task bundle this sandbox was made from. */
+  get taskKey(): string {
+    return this.files.key;
+  }
+
   private spec(command: string[], extra: Partial<BwrapSpec> = {}): BwrapSpec {
     const h = this.host;
     return {

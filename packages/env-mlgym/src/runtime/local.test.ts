@@ -2,13 +2,17 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildTaskFiles } from "../bundle.ts";
 import { mlgymConfigSchema } from "../config.ts";
 import { createMlgymEnvironment } from "../plugin.ts";
+import type { Task } from "../task.ts";
+import { loadTaskSet } from "../task-set.ts";
 import { attackSuite } from "../testing/attacks.ts";
-import { removeTestRunDirs, testContext } from "../testing/context.ts";
+import { REPO_ROOT, removeTestRunDirs, testContext } from "../testing/context.ts";
 import { exampleOf, runScript } from "../testing/script.ts";
 import { makeEnv } from "../testing/suite.ts";
 import { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
+import { LocalRuntime } from "./local.ts";
 import { runProcess } from "./process.ts";
 
 afterAll(removeTestRunDirs);
@@ -56,6 +60,30 @@ describe("local runtime (bwrap): sandbox layout", () => {
     expect(argv.at(-1)).toBe("bash");
     expect(argv).toContain("--unshare-user");
     expect(argv).not.toContain("setpriv");
+  });
+});
+
+describe("local runtime (bwrap): staged sandboxes", () => {
+  test("as many sandboxes are staged as the task has running (at most maxStaged), each fresh", async () => {
+    const root = mkdtempSync(join(tmpdir(), "air-staged-"));
+    const ctx = testContext(`air-test-staged-${process.pid}`);
+    const config = mlgymConfigSchema.parse({ tasks: ["apartmentRent"], runtime: "local" });
+    const { byId } = await loadTaskSet(config, REPO_ROOT);
+    const files = await buildTaskFiles(byId.get("apartmentRent") as Task, join(ctx.runDir, "tasks"));
+    const runtime = new LocalRuntime({ root, python: "/usr/bin/python3", maxStaged: 2 });
+    try {
+      const boxes = await Promise.all([1, 2, 3].map((i) => runtime.acquire(files, { rolloutId: `s${i}` })));
+      expect(runtime.stagedCount(files.key)).toBe(2);
+      await Promise.all(boxes.map((b) => b.exec("echo junk > junk.txt", 10_000)));
+      await Promise.all(boxes.map((b) => runtime.release(b)));
+      const again = await runtime.acquire(files, { rolloutId: "s4" });
+      expect((await again.exec("ls", 10_000)).output).toBe("README.md\ndata\nevaluate.py\ntrain.py\n");
+      expect(runtime.stagedCount(files.key)).toBe(1);
+      await runtime.release(again);
+    } finally {
+      await runtime.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

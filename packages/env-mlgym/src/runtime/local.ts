@@ -24,12 +24,25 @@ export interface LocalRuntimeOptions {
   memoryMb?: number;
   /** Prepare the next sandbox of a task (fresh copy, started shell) while the current rollout runs. Default true. */
   stageNext?: boolean;
+  /**
+   * Most staged sandboxes kept per task. The runtime stages as many as the task has live sandboxes (a step's
+   * rollouts of one task start together), up to this. Default 8.
+   */
+  maxStaged?: number;
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
 
-/** uids this process hands to sandboxes when it runs as root: a block of 256 per process id. */
+/** Sandbox uids per process when air runs as root: agents take the first ones, evaluations the last. */
+const UID_BLOCK = 4096;
+
+/** First uid of this process's block (blocks by process id, so concurrent runs rarely share one). */
 function uidBlock(): number {
-  return 200_000 + (process.pid % 400) * 256;
+  return 200_000 + (process.pid % 64) * UID_BLOCK;
+}
+
+/** The uid evaluations run as when air runs as root. */
+function evalUid(): number {
+  return uidBlock() + UID_BLOCK - 1;
 }
 
 /**
@@ -46,7 +59,7 @@ function uidBlock(): number {
 export class LocalRuntime implements Runtime {
   readonly kind = "local" as const;
   private readonly live = new Set<LocalSandbox>();
-  private readonly spares = new Map<string, Promise<LocalSandbox>>();
+  private readonly spares = new Map<string, Promise<LocalSandbox>[]>();
   private readonly removals = new Set<Promise<void>>();
   private readonly usedUids = new Set<number>();
   private readonly asRoot = process.getuid?.() === 0;
@@ -62,7 +75,7 @@ export class LocalRuntime implements Runtime {
    */
   check(): Promise<string[]> {
     this.ready ??= (async () => {
-      await assertBwrapWorks(this.asRoot ? { kind: "setpriv", uid: uidBlock() + 255 } : { kind: "userns" });
+      await assertBwrapWorks(this.asRoot ? { kind: "setpriv", uid: evalUid() } : { kind: "userns" });
       await mkdir(join(this.options.root, "evaluations"), { recursive: true, mode: 0o700 });
       await chmod(this.options.root, 0o700);
       return interpreterPaths(this.options.python);
@@ -74,9 +87,8 @@ export class LocalRuntime implements Runtime {
     if (this.closed) throw new Error("local runtime is closed");
     let sandbox: LocalSandbox | undefined;
     const stage = this.options.stageNext !== false && !options.snapshot;
-    const spare = stage ? this.spares.get(files.key) : undefined;
+    const spare = stage ? this.spares.get(files.key)?.shift() : undefined;
     if (spare) {
-      this.spares.delete(files.key);
       sandbox = await spare.catch(() => undefined);
       if (sandbox && !(await sandbox.alive())) {
         this.remove(sandbox);
@@ -85,13 +97,27 @@ export class LocalRuntime implements Runtime {
     }
     sandbox ??= await this.prepare(files, options.snapshot);
     this.live.add(sandbox);
-    if (stage && !this.spares.has(files.key)) {
-      const next = this.prepare(files);
-      next.catch(() => undefined);
-      this.spares.set(files.key, next);
-    }
+    if (stage && !this.closed) this.stage(files);
     this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
     return sandbox;
+  }
+
+  /** Sandboxes of the task bundle `key` staged (ready or being prepared) for the next acquires. */
+  stagedCount(key: string): number {
+    return this.spares.get(key)?.length ?? 0;
+  }
+
+  /** Starts preparing sandboxes of `files` until as many wait as the task has live ones (at most maxStaged). */
+  private stage(files: TaskFiles): void {
+    const list = this.spares.get(files.key) ?? [];
+    this.spares.set(files.key, list);
+    const live = [...this.live].filter((s) => s.taskKey === files.key).length;
+    const want = Math.min(Math.max(1, live), this.options.maxStaged ?? 8);
+    while (list.length < want) {
+      const next = this.prepare(files);
+      next.catch(() => undefined);
+      list.push(next);
+    }
   }
 
   /** Kills the sandbox's processes at once; its directory is removed in the background. */
@@ -104,7 +130,7 @@ export class LocalRuntime implements Runtime {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const spare of this.spares.values()) {
+    for (const spare of [...this.spares.values()].flat()) {
       const box = await spare.catch(() => undefined);
       if (box) this.remove(box);
     }
@@ -128,14 +154,14 @@ export class LocalRuntime implements Runtime {
   private allocateUid(): number {
     if (!this.asRoot) return process.getuid?.() ?? 0;
     const base = uidBlock();
-    for (let i = 0; i < 255; i++) {
-      const uid = base + ((this.counter + i) % 255);
+    for (let i = 0; i < UID_BLOCK - 1; i++) {
+      const uid = base + ((this.counter + i) % (UID_BLOCK - 1));
       if (!this.usedUids.has(uid)) {
         this.usedUids.add(uid);
         return uid;
       }
     }
-    throw new Error("more than 255 live local sandboxes in one process");
+    throw new Error(`more than ${UID_BLOCK - 1} live local sandboxes in one process`);
   }
 
   /** A new sandbox with a fresh copy of the task's workspace (or `snapshot`) and its shell started. */
@@ -148,10 +174,10 @@ export class LocalRuntime implements Runtime {
     const uid = this.allocateUid();
     const identity: BwrapSpec["identity"] = this.asRoot ? { kind: "setpriv", uid } : { kind: "userns" };
     const evalIdentity: BwrapSpec["identity"] = this.asRoot
-      ? { kind: "setpriv", uid: uidBlock() + 255 }
+      ? { kind: "setpriv", uid: evalUid() }
       : { kind: "userns" };
     const agentId = this.asRoot ? uid : SANDBOX_UID;
-    const evalId = this.asRoot ? uidBlock() + 255 : SANDBOX_UID;
+    const evalId = this.asRoot ? evalUid() : SANDBOX_UID;
     const passwd = join(dir, "passwd");
     await writeFile(passwd, passwdFor(agentId));
     const evalPasswd = join(dir, "passwd-eval");
