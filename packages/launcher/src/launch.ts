@@ -240,7 +240,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     removePidFile(runDir);
     if (markerBefore === undefined) delete process.env[RUN_MARKER];
     else process.env[RUN_MARKER] = markerBefore;
-    reaper.release();
+    await reaper.release();
   }
   for (const k of result.killed) err(`[launcher] killed: ${k}\n`);
   if (result.removedContainers.length)

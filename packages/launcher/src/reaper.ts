@@ -3,10 +3,13 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { RUN_MARKER } from "./supervisor.ts";
 
-/** A started reaper: `release()` tells it the launcher ended cleanly (it then exits without touching anything). */
+/**
+ * A started reaper: `release()` tells it the launcher ended cleanly (it then exits without touching anything) and
+ * resolves once it has exited (SIGKILLed after `timeoutMs`), so not even the reaper outlives a clean run.
+ */
 export interface Reaper {
   pid: number;
-  release(): void;
+  release(timeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -34,10 +37,20 @@ export function startReaper(runDir: string, graceMs: number): Reaper {
   child.unref();
   child.on("error", () => {});
   child.stdin?.on("error", () => {});
+  const exited = new Promise<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) done();
+    else child.once("exit", () => done());
+  });
   return {
     pid: child.pid ?? -1,
-    release: () => {
+    release: async (timeoutMs = 5000) => {
       child.stdin?.end("done\n");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((done) => {
+        timer = setTimeout(() => done("late"), timeoutMs);
+      });
+      if ((await Promise.race([exited, late])) === "late") child.kill("SIGKILL");
+      clearTimeout(timer);
     },
   };
 }
