@@ -40,6 +40,12 @@ function taskChecks(label: string, task: Task, root: string): CheckResult[] {
     .filter((p) => !existsSync(p));
   if (missingTruth.length > 0)
     out.push(fail(`${label}: ground truth`, `${missingTruth.join(", ")} not found (its evaluator reads it)`));
+  if (task.requirementsPath)
+    out.push({
+      name: `${label}: requirements`,
+      status: "skip",
+      message: `${task.file}: requirements_path ${task.requirementsPath} is not installed by air; the sandbox's Python must already have it`,
+    });
   if (task.entrypoint === "LMSubmissionTasks")
     out.push(
       fail(
