@@ -75,12 +75,21 @@ export interface EnvSession {
   /** Called when the rollout ends without the env saying done (max turns): e.g. auto-submit. */
   finish?(): Promise<StepResult | undefined>;
   close(): Promise<void>;
+  /**
+   * A new, independent session in this session's state now (tree rollouts, `[orchestrator.tree]`): the same
+   * workspace, directory, open file and step count; what either does afterwards is not seen by the other. The
+   * caller closes both. Optional: an env whose sessions cannot fork leaves it out and does not set `canFork`.
+   * @example const sibling = await session.fork!(); await sibling.step(action); await sibling.close();
+   */
+  fork?(): Promise<EnvSession>;
 }
 
 export interface Environment extends PluginBase {
   /** Examples for a split; the loop cycles through them in order. */
   examples(split: "train" | "eval"): Promise<Example[]>;
   open(example: Example, info: { rolloutId: string; signal: AbortSignal }): Promise<EnvSession>;
+  /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
+  readonly canFork?: boolean;
 }
 
 /** Per-turn and total reward of one trajectory. `turns[i]` belongs to `trajectory.turns[i]`. */

@@ -113,7 +113,8 @@ export interface Turn {
   timing: { generateMs: number; envMs: number };
 }
 
-export type StopReason = "done" | "max_turns" | "failed" | "context_length" | "aborted";
+/** `branched`: a tree rollout node that ended at a branch point; its children continue it (loop/tree.ts). */
+export type StopReason = "done" | "max_turns" | "failed" | "context_length" | "aborted" | "branched";
 
 export interface Trajectory {
   schemaVersion: number;
@@ -138,7 +139,7 @@ export interface Trajectory {
   rewardBreakdown?: Record<string, number>;
   score?: ScoreSpec;
   metrics: Record<string, number>;
-  /** Where this rollout forked from, for tree rollouts: the parent trajectory and turn. */
+  /** Where this rollout forked from, for tree rollouts: the parent node and the index of this node's first turn. */
   parent?: { trajectoryId: string; turnIndex: number };
   timing: Timing;
 }

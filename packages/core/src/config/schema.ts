@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { treeSection } from "../loop/tree-config.ts";
 
 /** A plugin section: `plugin` names a built-in or a path to a .ts file; the rest is the plugin's own config. */
 export const pluginSection = z
@@ -58,11 +59,20 @@ export const orchestratorSection = z
       .default(3)
       .describe("stop the run (failed) after this many steps in a row where every rollout failed; 0 = never"),
     timeouts,
+    tree: treeSection
+      .optional()
+      .describe(
+        "tree rollouts: fork the env session at branch turns (see loop/tree-config.ts); unset = flat",
+      ),
   })
   .strict()
   .refine((o) => o.batch_size % o.rollouts_per_example === 0, {
     message: "batch_size must be a multiple of rollouts_per_example",
     path: ["batch_size"],
+  })
+  .refine((o) => !o.tree || o.tree.roots <= o.rollouts_per_example, {
+    message: "tree.roots must be at most rollouts_per_example (the leaves of an example are its rollouts)",
+    path: ["tree", "roots"],
   });
 
 export const runSection = z

@@ -3,20 +3,16 @@ import { AirError, errorMessage } from "../errors.ts";
 import type { EventBus } from "../events.ts";
 import type { Logger } from "../log.ts";
 import { PendingWork, Semaphore } from "../pending.ts";
-import type {
-  AdvantageEstimator,
-  Environment,
-  PluginBase,
-  Policy,
-  Trainer,
-  TrajectoryStrategy,
-} from "../plugin.ts";
+import type { AdvantageEstimator, Environment, Policy, Trainer, TrajectoryStrategy } from "../plugin.ts";
 import type { Example, Trajectory } from "../types.ts";
-import { rolloutWithRetries } from "./attempt.ts";
+import { attemptDeps, rolloutWithRetries } from "./attempt.ts";
 import { buildBatch } from "./batch.ts";
 import { FailureWatch, type RunTotals } from "./failures.ts";
 import type { RewardEntry } from "./rewards.ts";
 import { addSummary, summarize } from "./stats.ts";
+import { growTree, treeMetrics } from "./tree.ts";
+import { treeAdvantage } from "./tree-advantage.ts";
+import type { TreeConfig } from "./tree-config.ts";
 
 export interface RunParts {
   env: Environment;
@@ -87,6 +83,12 @@ export class Orchestrator {
         this.parts.env.examples("train"),
       );
       if (examples.length === 0) throw new AirError("ENV_FAILED", "the environment has no train examples");
+      if (o.tree && !this.parts.env.canFork) {
+        throw new AirError(
+          "CONFIG_INVALID",
+          `[orchestrator.tree] needs an env whose sessions fork; the ${this.parts.names.env} env does not (canFork unset)`,
+        );
+      }
       let launched = start;
       for (let step = start; step < maxSteps; step++) {
         if (signal.aborted) break;
@@ -134,9 +136,10 @@ export class Orchestrator {
       trajectories,
       failedGroups: o.failed_groups,
       filterZeroAdvantages: o.filter_zero_advantages,
-      advantage: this.parts.advantage,
+      advantage: o.tree ? treeAdvantage(o.tree) : this.parts.advantage,
       strategy: this.parts.strategy,
     });
+    if (o.tree) Object.assign(batch.metrics, treeMetrics(trajectories));
     Object.assign(batch.metrics, this.options.stepMetrics?.() ?? {});
     const stepSeconds = (t0 - this.lastStepEndMs) / 1000;
     const turns = trajectories.reduce((a, t) => a + t.turns.length, 0);
@@ -214,6 +217,11 @@ export class Orchestrator {
       { length: perStep },
       (_, i) => examples[(step * perStep + i) % examples.length]!,
     );
+    if (o.tree) {
+      const tree = o.tree;
+      const trees = chosen.map((example) => this.growTree(step, example, tree));
+      return (await Promise.all(trees)).flat();
+    }
     const rollouts: Promise<Trajectory>[] = [];
     for (const example of chosen) {
       const groupId = `${step}:${example.id}`;
@@ -221,6 +229,20 @@ export class Orchestrator {
         rollouts.push(this.rolloutWithRetries(step, example, groupId));
     }
     return Promise.all(rollouts);
+  }
+
+  /** The tree rollouts of one example (`[orchestrator.tree]`): every node, each holding a rollout slot. */
+  private growTree(step: number, example: Example, tree: TreeConfig): Promise<Trajectory[]> {
+    const { orchestrator: o, bus, log, signal } = this.options;
+    return growTree(
+      {
+        ...attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o }),
+        tree,
+        maxLeaves: o.rollouts_per_example,
+        slot: () => this.semaphore.acquire(),
+      },
+      { example, groupId: `${step}:${example.id}`, step, nextId: () => `s${step}-r${this.rolloutCounter++}` },
+    );
   }
 
   private async rolloutWithRetries(
@@ -233,18 +255,7 @@ export class Orchestrator {
     const release = await this.semaphore.acquire();
     try {
       return await rolloutWithRetries(
-        {
-          ...this.parts,
-          bus,
-          log,
-          signal,
-          pending: this.pending,
-          maxTurns: o.max_turns,
-          timeouts: o.timeouts,
-          retries: o.rollout_retries,
-          rewardTimeoutMs: o.timeouts.reward_ms,
-          policyVersion: () => this.parts.policy.version,
-        },
+        attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o }),
         {
           rolloutId: `${split === "eval" ? "e" : "s"}${step}-r${this.rolloutCounter++}`,
           example,
@@ -257,24 +268,4 @@ export class Orchestrator {
       release();
     }
   }
-}
-
-/** Closes every plugin, each with a timeout; returns the labels of closes that failed or hung. */
-export async function closeAll(
-  parts: Array<[string, PluginBase]>,
-  pending: PendingWork,
-  timeoutMs: number,
-): Promise<string[]> {
-  const problems: string[] = [];
-  await Promise.all(
-    parts.map(async ([name, p]) => {
-      if (!p.close) return;
-      try {
-        await pending.run(`${name}.close`, timeoutMs, () => p.close!(), { plugin: name, hook: "close" });
-      } catch (error) {
-        problems.push(errorMessage(error));
-      }
-    }),
-  );
-  return problems;
 }

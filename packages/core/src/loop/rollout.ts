@@ -1,7 +1,7 @@
 import { errorMessage } from "../errors.ts";
 import type { EventBus } from "../events.ts";
 import type { PendingWork } from "../pending.ts";
-import type { Environment, Policy } from "../plugin.ts";
+import type { Environment, EnvSession, Policy } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
 
 export interface RolloutDeps {
@@ -27,7 +27,7 @@ export interface RolloutInput {
  * (then the env may auto-submit through `finish`). Throws when the env or the policy fails; the caller retries.
  */
 export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promise<Trajectory> {
-  const { env, policy, pending, names, timeouts, signal } = deps;
+  const { env, pending, names, timeouts, signal } = deps;
   const { rolloutId, example } = input;
   const startMs = Date.now();
   const session = await pending.run(
@@ -56,66 +56,18 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
       `${names.env}.start ${rolloutId}`,
       timeouts.env_open_ms,
       () => session.start(),
-      {
-        plugin: names.env,
-        hook: "start",
-      },
+      { plugin: names.env, hook: "start", signal },
     );
     trajectory.initialMessages = initial;
-    const messages: Message[] = [...initial];
+    const episode: Episode = { rolloutId, step: input.step, session, trajectory, messages: [...initial] };
     let done = false;
     for (let index = 0; index < deps.maxTurns && !done; index++) {
-      if (signal.aborted) {
-        trajectory.stopReason = "aborted";
+      const outcome = await playTurn(deps, episode, index);
+      if (outcome !== "continue" && outcome !== "done") {
+        trajectory.stopReason = outcome;
         break;
       }
-      const g0 = Date.now();
-      const generation = await pending.run(
-        `${names.policy}.generate ${rolloutId} turn ${index}`,
-        timeouts.generate_ms,
-        () => policy.generate({ messages: [...messages], rolloutId, turnIndex: index, signal }),
-        { plugin: names.policy, hook: "generate" },
-      );
-      const generateMs = Date.now() - g0;
-      if (!trajectory.policyVersions.includes(generation.policyVersion)) {
-        trajectory.policyVersions.push(generation.policyVersion);
-      }
-      if (generation.finishReason === "context_length") {
-        trajectory.stopReason = "context_length";
-        break;
-      }
-      const e0 = Date.now();
-      const result = await pending.run(
-        `${names.env}.step ${rolloutId} turn ${index}`,
-        timeouts.env_step_ms,
-        () => session.step(generation.action),
-        { plugin: names.env, hook: "step" },
-      );
-      const turn: Turn = {
-        index,
-        promptMessages: generation.promptMessages ?? [...messages],
-        completionText: generation.action.text,
-        promptTokenIds: generation.promptTokenIds,
-        completionTokenIds: generation.completionTokenIds,
-        completionLogprobs: generation.completionLogprobs,
-        finishReason: generation.finishReason,
-        action: generation.action,
-        observation: result.observation,
-        policyVersion: generation.policyVersion,
-        temperature: generation.temperature,
-        scores: result.scores,
-        stepKind: result.kind,
-        toolError: result.toolError,
-        parseError: generation.action.parseError,
-        evaluationError: result.evaluationError,
-        info: result.info,
-        timing: { generateMs, envMs: Date.now() - e0 },
-      };
-      trajectory.turns.push(turn);
-      messages.push({ role: "assistant", content: generation.action.text });
-      messages.push({ role: "user", content: result.observation });
-      await deps.bus.emit("turn:end", { rolloutId, step: input.step, turn });
-      done = result.done;
+      done = outcome === "done";
     }
     if (done) trajectory.stopReason = "done";
     else if (trajectory.stopReason === "max_turns" && session.finish) {
@@ -133,8 +85,80 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
   return trajectory;
 }
 
-/** Out of turns: let the env auto-submit and credit the result to the last turn when it has no score yet. */
-async function finishEpisode(
+/** An episode in progress: its session, the trajectory so far and the conversation the policy sees next. */
+export interface Episode {
+  rolloutId: string;
+  step: number;
+  session: EnvSession;
+  trajectory: Trajectory;
+  messages: Message[];
+}
+
+/**
+ * One policy ⇄ env exchange at turn `index`: generate, step, record the turn, emit turn:end. Returns "done" when
+ * the env ended the episode, "context_length" / "aborted" when the rollout must stop, else "continue".
+ * Used by `runRollout` and by tree rollouts (loop/tree.ts), which play a node's turns with it.
+ * @example while ((await playTurn(deps, episode, i++)) === "continue" && i < deps.maxTurns) {}
+ */
+export async function playTurn(
+  deps: RolloutDeps,
+  episode: Episode,
+  index: number,
+): Promise<"continue" | "done" | "context_length" | "aborted"> {
+  const { policy, pending, names, timeouts, signal } = deps;
+  const { rolloutId, session, trajectory, messages } = episode;
+  if (signal.aborted) return "aborted";
+  const g0 = Date.now();
+  const generation = await pending.run(
+    `${names.policy}.generate ${rolloutId} turn ${index}`,
+    timeouts.generate_ms,
+    () => policy.generate({ messages: [...messages], rolloutId, turnIndex: index, signal }),
+    { plugin: names.policy, hook: "generate", signal },
+  );
+  const generateMs = Date.now() - g0;
+  if (!trajectory.policyVersions.includes(generation.policyVersion)) {
+    trajectory.policyVersions.push(generation.policyVersion);
+  }
+  if (generation.finishReason === "context_length") return "context_length";
+  const e0 = Date.now();
+  const result = await pending.run(
+    `${names.env}.step ${rolloutId} turn ${index}`,
+    timeouts.env_step_ms,
+    () => session.step(generation.action),
+    { plugin: names.env, hook: "step", signal },
+  );
+  const turn: Turn = {
+    index,
+    promptMessages: generation.promptMessages ?? [...messages],
+    completionText: generation.action.text,
+    promptTokenIds: generation.promptTokenIds,
+    completionTokenIds: generation.completionTokenIds,
+    completionLogprobs: generation.completionLogprobs,
+    finishReason: generation.finishReason,
+    action: generation.action,
+    observation: result.observation,
+    policyVersion: generation.policyVersion,
+    temperature: generation.temperature,
+    scores: result.scores,
+    stepKind: result.kind,
+    toolError: result.toolError,
+    parseError: generation.action.parseError,
+    evaluationError: result.evaluationError,
+    info: result.info,
+    timing: { generateMs, envMs: Date.now() - e0 },
+  };
+  trajectory.turns.push(turn);
+  messages.push({ role: "assistant", content: generation.action.text });
+  messages.push({ role: "user", content: result.observation });
+  await deps.bus.emit("turn:end", { rolloutId, step: episode.step, turn });
+  return result.done ? "done" : "continue";
+}
+
+/**
+ * Out of turns: let the env auto-submit and credit the result to the last turn when it has no score yet.
+ * @example if (session.finish) await finishEpisode(deps, session.finish.bind(session), trajectory);
+ */
+export async function finishEpisode(
   deps: RolloutDeps,
   finish: () => Promise<import("../types.ts").StepResult | undefined>,
   trajectory: Trajectory,

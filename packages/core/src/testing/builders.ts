@@ -63,8 +63,9 @@ export function makeGroup(id: string, trajectories: Trajectory[], fields: Partia
  * completion tokens (trained, with their logprobs); advantages are left for the loop to fill.
  * @example
  * const s = turnSample(trajectory, trajectory.turns[0]!); // s.lossMask = [0, …, 1, …]
+ * // `position`: the turn's place in `trajectory.turns` (what spans name; differs from `turn.index` in a tree node)
  */
-export function turnSample(trajectory: Trajectory, turn: Turn): Sample {
+export function turnSample(trajectory: Trajectory, turn: Turn, position = turn.index): Sample {
   const p = turn.promptTokenIds.length;
   const c = turn.completionTokenIds.length;
   return {
@@ -74,7 +75,7 @@ export function turnSample(trajectory: Trajectory, turn: Turn): Sample {
     lossMask: [...new Array<number>(p).fill(0), ...new Array<number>(c).fill(1)],
     logprobs: [...new Array<number>(p).fill(0), ...turn.completionLogprobs],
     advantages: [],
-    spans: [{ turn: turn.index, start: p, end: p + c }],
+    spans: [{ turn: position, start: p, end: p + c }],
     temperature: turn.temperature,
     policyVersion: turn.policyVersion,
     truncatedTokens: 0,

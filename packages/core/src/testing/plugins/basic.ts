@@ -52,7 +52,7 @@ export const perTurnStrategy = definePlugin({
   kind: "strategy",
   configSchema: z.object({}),
   create: () => ({
-    toSamples: (t: Trajectory) => ({ samples: t.turns.map((turn) => turnSample(t, turn)) }),
+    toSamples: (t: Trajectory) => ({ samples: t.turns.map((turn, i) => turnSample(t, turn, i)) }),
   }),
 });
 

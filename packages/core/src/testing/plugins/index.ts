@@ -2,11 +2,13 @@ import { PluginRegistry } from "../../registry.ts";
 import { lastScoreReward, meanAdvantage, memoryTrainer, perTurnStrategy } from "./basic.ts";
 import { countingEnv, randomPolicy } from "./counting.ts";
 import { guessEnv, guesserPolicy } from "./guess.ts";
+import { notebookEnv } from "./notebook.ts";
 import { researchEnv, researcherPolicy, scoreGainReward } from "./research.ts";
 
 export { lastScoreReward, meanAdvantage, memoryTrainer, perTurnStrategy } from "./basic.ts";
 export { countingEnv, probes, randomPolicy, resetProbes } from "./counting.ts";
 export { guessEnv, guesserPolicy, renderPrompt } from "./guess.ts";
+export { notebookEnv } from "./notebook.ts";
 export { researchEnv, researcherPolicy, scoreGainReward } from "./research.ts";
 
 /** Every in-memory plugin of the kit: real plugins (definePlugin, zod options) needing no server or GPU. */
@@ -15,6 +17,7 @@ export const TEST_PLUGINS = [
   randomPolicy,
   guessEnv,
   guesserPolicy,
+  notebookEnv,
   researchEnv,
   researcherPolicy,
   lastScoreReward,

@@ -1,0 +1,315 @@
+import { AirError, errorMessage } from "../errors.ts";
+import type { EnvSession } from "../plugin.ts";
+import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
+import type { AttemptDeps } from "./attempt.ts";
+import { applyRewards } from "./rewards.ts";
+import { type Episode, finishEpisode, playTurn } from "./rollout.ts";
+import { summarize } from "./stats.ts";
+import type { TreeConfig } from "./tree-config.ts";
+
+export interface TreeDeps extends AttemptDeps {
+  tree: TreeConfig;
+  /** Most leaves the example's trees may have (`rollouts_per_example`). */
+  maxLeaves: number;
+  /** Takes a rollout slot (the orchestrator's semaphore); resolves with its release. */
+  slot: () => Promise<() => void>;
+}
+
+export interface TreeInput {
+  example: Example;
+  groupId: string;
+  step: number;
+  /** A fresh rollout id per node. */
+  nextId: () => string;
+}
+
+/** One node: a segment of turns played in one env session, from its fork point to its own branch point or end. */
+interface Node {
+  trajectory: Trajectory;
+  parent?: Node;
+  children: Node[];
+}
+
+/**
+ * Tree rollouts of one example (`[orchestrator.tree]`): `roots` episodes start fresh; when a node reaches a branch
+ * turn and the example has leaves to spare, its session is forked (`EnvSession.fork`) into `branching_factor`
+ * sessions and each continues as a child node from the same messages. A node's trajectory holds its own turns
+ * only (`parent` names the node it continues and the index of its first turn), so shared turns are trained once
+ * and a child's samples carry the shared history as prompt tokens. Once every leaf ended, each leaf's whole path
+ * (root → leaf) is scored by the reward entries: a leaf's `reward` is its path's return, an internal node's the
+ * mean return of the leaves under it (its value). Every node emits rollout:start, turn:end and rollout:end.
+ * A node whose env or policy fails ends as a failed leaf (no retries: its state cannot be replayed).
+ * @example const nodes = await growTree(deps, { example, groupId: "0:a", step: 0, nextId: () => `s0-r${n++}` });
+ */
+export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajectory[]> {
+  const nodes: Node[] = [];
+  let leaves = deps.tree.roots;
+  const budget = (extra: number) => {
+    if (leaves + extra > deps.maxLeaves) return false;
+    leaves += extra;
+    return true;
+  };
+
+  const newNode = (parent: Node | undefined, firstTurn: number): Node => {
+    const now = Date.now();
+    const trajectory: Trajectory = {
+      schemaVersion: SCHEMA_VERSION,
+      id: input.nextId(),
+      exampleId: input.example.id,
+      task: input.example.task,
+      groupId: input.groupId,
+      step: input.step,
+      split: "train",
+      policyVersions: [],
+      initialMessages: parent?.trajectory.initialMessages ?? [],
+      turns: [],
+      stopReason: "max_turns",
+      score: input.example.score,
+      metrics: { "tree/depth": parent ? (parent.trajectory.metrics["tree/depth"] ?? 0) + 1 : 0 },
+      timing: { startMs: now, endMs: now },
+    };
+    if (parent) trajectory.parent = { trajectoryId: parent.trajectory.id, turnIndex: firstTurn };
+    const node: Node = { trajectory, parent, children: [] };
+    parent?.children.push(node);
+    nodes.push(node);
+    return node;
+  };
+
+  const close = (node: Node, session: EnvSession) =>
+    deps.pending
+      .run(
+        `${deps.names.env}.close ${node.trajectory.id}`,
+        deps.timeouts.env_open_ms,
+        () => session.close(),
+        {
+          plugin: deps.names.env,
+          hook: "close",
+        },
+      )
+      .catch((error) => deps.log.warn(`close of ${node.trajectory.id} failed: ${errorMessage(error)}`));
+
+  /** Plays `node` from turn `first` in `session` (owned: closed here or handed to the first child). */
+  const play = async (node: Node, session: EnvSession, messages: Message[], first: number): Promise<void> => {
+    const t = node.trajectory;
+    const episode: Episode = { rolloutId: t.id, step: input.step, session, trajectory: t, messages };
+    let handedOver = false;
+    try {
+      await deps.bus.emit("rollout:start", {
+        rolloutId: t.id,
+        exampleId: t.exampleId,
+        task: t.task,
+        groupId: t.groupId,
+        step: t.step,
+        policyVersion: deps.policyVersion(),
+        attempt: 0,
+      });
+      for (let index = first; ; index++) {
+        if (index >= deps.maxTurns) {
+          if (session.finish) await finishEpisode(deps, session.finish.bind(session), t);
+          return;
+        }
+        const k = deps.tree.branching_factor;
+        if (branchHere(deps.tree, node, index, first) && budget(k - 1)) {
+          const forks = await forkSession(session, k - 1, t.id, (extra) => {
+            leaves -= extra;
+          });
+          t.stopReason = "branched";
+          t.timing.endMs = Date.now();
+          handedOver = true;
+          const sessions = [session, ...forks.sessions];
+          t.metrics["tree/fork_ms"] = forks.ms;
+          const children = sessions.map(() => newNode(node, index));
+          await Promise.all(
+            children.map(async (child, i) => {
+              const own = sessions[i] as EnvSession;
+              if (i === 0) return play(child, own, [...messages], index);
+              const release = await deps.slot();
+              try {
+                await play(child, own, [...messages], index);
+              } finally {
+                release();
+              }
+            }),
+          );
+          return;
+        }
+        const outcome = await playTurn(deps, episode, index);
+        if (outcome === "done") {
+          t.stopReason = "done";
+          return;
+        }
+        if (outcome !== "continue") {
+          t.stopReason = outcome;
+          return;
+        }
+      }
+    } catch (error) {
+      t.stopReason = "failed";
+      t.error = errorMessage(error);
+      deps.log.warn(`tree rollout ${t.id} (${t.exampleId}) failed: ${t.error}`);
+    } finally {
+      if (!handedOver) {
+        await close(node, session);
+        t.timing.endMs = Date.now();
+      }
+    }
+  };
+
+  const forkSession = async (session: EnvSession, count: number, id: string, refund: (n: number) => void) => {
+    const fork = session.fork?.bind(session);
+    if (!fork) {
+      refund(count);
+      throw new AirError("ENV_FAILED", `the ${deps.names.env} env's session cannot fork (tree rollouts)`);
+    }
+    const t0 = Date.now();
+    const sessions: EnvSession[] = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        sessions.push(
+          await deps.pending.run(`${deps.names.env}.fork ${id}`, deps.timeouts.env_open_ms, fork, {
+            plugin: deps.names.env,
+            hook: "fork",
+          }),
+        );
+      }
+    } catch (error) {
+      refund(count);
+      await Promise.allSettled(sessions.map((s) => s.close()));
+      throw error;
+    }
+    return { sessions, ms: Date.now() - t0 };
+  };
+
+  const root = async (): Promise<void> => {
+    const release = await deps.slot();
+    try {
+      const node = newNode(undefined, 0);
+      const t = node.trajectory;
+      let session: EnvSession;
+      let initial: Message[];
+      try {
+        session = await deps.pending.run(
+          `${deps.names.env}.open(${input.example.id}) for ${t.id}`,
+          deps.timeouts.env_open_ms,
+          () => deps.env.open(input.example, { rolloutId: t.id, signal: deps.signal }),
+          { plugin: deps.names.env, hook: "open" },
+        );
+      } catch (error) {
+        t.stopReason = "failed";
+        t.error = errorMessage(error);
+        return;
+      }
+      try {
+        initial = await deps.pending.run(
+          `${deps.names.env}.start ${t.id}`,
+          deps.timeouts.env_open_ms,
+          () => session.start(),
+          {
+            plugin: deps.names.env,
+            hook: "start",
+          },
+        );
+      } catch (error) {
+        t.stopReason = "failed";
+        t.error = errorMessage(error);
+        await close(node, session);
+        return;
+      }
+      t.initialMessages = initial;
+      await play(node, session, [...initial], 0);
+    } finally {
+      release();
+    }
+  };
+
+  await Promise.all(Array.from({ length: deps.tree.roots }, root));
+  await scoreLeaves(deps, nodes);
+  for (const node of nodes) await deps.bus.emit("rollout:end", { trajectory: node.trajectory });
+  return nodes.map((n) => n.trajectory);
+}
+
+/** Whether `node` forks before playing turn `index` (never at a child's own first turn: it was just forked). */
+function branchHere(tree: TreeConfig, node: Node, index: number, first: number): boolean {
+  if (node.parent && index === first) return false;
+  if (tree.branch_turns.includes(index)) return true;
+  if (tree.branch_every > 0 && index > 0 && index % tree.branch_every === 0) return true;
+  const last = node.trajectory.turns.at(-1);
+  return tree.branch_on_validate && last !== undefined && last.scores !== undefined;
+}
+
+/** The turns from the root to `node`, each with the node it belongs to. */
+function pathOf(node: Node): Array<{ turn: Turn; owner: Node }> {
+  const chain: Node[] = [];
+  for (let n: Node | undefined = node; n; n = n.parent) chain.unshift(n);
+  return chain.flatMap((owner) => owner.trajectory.turns.map((turn) => ({ turn, owner })));
+}
+
+/**
+ * Scores each leaf's whole path with the reward entries. A leaf gets its path's return and breakdown; a turn gets
+ * the per-turn reward its first scored path gave it (the same on every path for rewards that look back only);
+ * an internal node's reward is the mean return of its leaves.
+ */
+async function scoreLeaves(deps: TreeDeps, nodes: Node[]): Promise<void> {
+  const scored = new Set<Turn>();
+  const returns = new Map<Node, Array<{ total: number; breakdown: Record<string, number> }>>();
+  for (const leaf of nodes) {
+    const t = leaf.trajectory;
+    if (leaf.children.length > 0 || t.stopReason === "failed") continue;
+    const path = pathOf(leaf);
+    const view: Trajectory = { ...t, turns: path.map((p) => ({ ...p.turn })), metrics: { ...t.metrics } };
+    try {
+      await applyRewards(view, deps.rewards, deps.pending, deps.timeouts.reward_ms);
+    } catch (error) {
+      t.stopReason = "failed";
+      t.error = `reward: ${errorMessage(error)}`;
+      continue;
+    }
+    t.reward = view.reward;
+    t.rewardBreakdown = view.rewardBreakdown;
+    t.metrics = view.metrics;
+    for (const [i, { turn }] of path.entries()) {
+      if (scored.has(turn)) continue;
+      scored.add(turn);
+      turn.reward = view.turns[i]?.reward;
+      turn.rewardBreakdown = view.turns[i]?.rewardBreakdown;
+    }
+    for (let n: Node | undefined = leaf; n; n = n.parent) {
+      returns.set(n, [
+        ...(returns.get(n) ?? []),
+        { total: view.reward ?? 0, breakdown: view.rewardBreakdown ?? {} },
+      ]);
+    }
+  }
+  for (const node of nodes) {
+    const below = returns.get(node) ?? [];
+    node.trajectory.metrics["tree/leaves"] = below.length;
+    if (node.children.length === 0) continue;
+    node.trajectory.reward = summarize(below.map((r) => r.total)).mean;
+    const keys = new Set(below.flatMap((r) => Object.keys(r.breakdown)));
+    node.trajectory.rewardBreakdown = Object.fromEntries(
+      [...keys].map((k) => [k, summarize(below.map((r) => r.breakdown[k] ?? 0)).mean]),
+    );
+  }
+}
+
+/**
+ * Step metrics of tree rollouts: nodes, leaves, branch points, env steps (turns played), the leaves' returns and
+ * the time forks took.
+ * @example Object.assign(batch.metrics, treeMetrics(trajectories)); // tree/leaves, tree/env_steps, ...
+ */
+export function treeMetrics(trajectories: Trajectory[]): Record<string, number> {
+  const branched = trajectories.filter((t) => t.stopReason === "branched");
+  const leaves = trajectories.filter((t) => t.stopReason !== "branched" && t.stopReason !== "failed");
+  const forkMs = branched.map((t) => t.metrics["tree/fork_ms"] ?? 0);
+  const metrics: Record<string, number> = {
+    "tree/nodes": trajectories.length,
+    "tree/leaves": leaves.length,
+    "tree/branch_points": branched.length,
+    "tree/env_steps": trajectories.reduce((a, t) => a + t.turns.length, 0),
+  };
+  const returns = summarize(leaves.map((t) => t.reward ?? 0));
+  metrics["tree/leaf_reward/mean"] = returns.mean;
+  metrics["tree/leaf_reward/std"] = returns.std;
+  metrics["tree/fork_ms/mean"] = summarize(forkMs).mean;
+  return metrics;
+}
