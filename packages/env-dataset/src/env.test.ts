@@ -163,6 +163,27 @@ describe("the env plugin", () => {
     expect(steps[0]!.observation).toBe(config.followup_prompt);
     expect(steps.map((s) => s.info?.final)).toEqual([false, false, true]);
   });
+  test("a fork continues from the same turn and its steps are not seen by the original", async () => {
+    const config = datasetEnvConfig.parse({
+      file: "rows.csv",
+      answer_field: "a",
+      prompt_template: "{q}",
+      turns: 3,
+    });
+    const env = (await datasetEnv.create(config, context())) as Environment;
+    expect(env.canFork).toBe(true);
+    const [example] = await env.examples("train");
+    const session = await env.open(example!, { rolloutId: "r", signal: new AbortController().signal });
+    await session.start();
+    await session.step({ text: "1" });
+    const fork = await session.fork!();
+    expect((await fork.step({ text: "2" })).info?.turn).toBe(1);
+    expect((await fork.step({ text: "3" })).done).toBe(true);
+    const original = await session.step({ text: "2" });
+    expect(original.info?.turn).toBe(1);
+    expect(original.done).toBe(false);
+    await Promise.all([fork.close(), session.close()]);
+  });
   test("the project's generated dataset loads with the shipped prompt layout", () => {
     const { train, eval: held } = buildExamples(
       source({

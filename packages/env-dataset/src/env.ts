@@ -89,6 +89,7 @@ export default definePlugin({
     ctx.log.info(`${splits.train.length} train and ${splits.eval.length} eval examples from ${config.file}`);
     return {
       examples: async (split) => splits[split],
+      canFork: true,
       open: async (example) => openSession(example, config),
     };
   },
@@ -99,9 +100,15 @@ function openSession(example: Example, config: DatasetEnvConfig): EnvSession {
   if (!data || typeof data.answer !== "string" || !Array.isArray(data.messages)) {
     throw new Error(`example ${example.id} was not made by the dataset env (no data.answer / data.messages)`);
   }
-  let turn = 0;
+  return datasetSession(data, config, 0);
+}
+
+/** A session at turn `turn`; its only state is that counter, so a fork is a copy of it (tree rollouts). */
+function datasetSession(data: DatasetExampleData, config: DatasetEnvConfig, startTurn: number): EnvSession {
+  let turn = startTurn;
   return {
     start: async () => data.messages.map((m) => ({ ...m })),
+    fork: async () => datasetSession(data, config, turn),
     step: async (): Promise<StepResult> => {
       turn++;
       const done = turn >= config.turns;
