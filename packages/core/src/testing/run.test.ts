@@ -40,6 +40,8 @@ describe("runToml", () => {
     // log_level = "error" filters stderr only: the warning about a step that cannot learn is recorded.
     const silent = await runToml(CONFIG, { overrides: { run: { max_steps: 1 }, policy: { stop_prob: 1 } } });
     expect(silent.logs.some((l) => l.level === "warn" && /loss will be 0/.test(l.message))).toBe(true);
+    expect(silent.of("log").some((l) => /loss will be 0/.test(l.message))).toBe(true);
+    expect(silent.events.some((e) => e.name === "log")).toBe(false);
     const texts = async (seed: number) =>
       (await runToml(CONFIG, { overrides: { run: { seed, max_steps: 1 } } })).trajectories
         .map((t) => t.turns.map((x) => x.action.text).join(","))

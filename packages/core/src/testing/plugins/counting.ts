@@ -3,7 +3,10 @@ import { sleep } from "../../pending.ts";
 import { definePlugin } from "../../plugin.ts";
 import { seededRandom } from "../../random.ts";
 
-/** What the `counting` env and the `random` policy saw; `runToml` resets it before each run. */
+/**
+ * What the `counting` env and the `random` policy saw; `runToml` resets it before each run.
+ * @example await runToml(toml); expect(probes.envPeakOpen).toBeLessThanOrEqual(3);
+ */
 export const probes = { envOpen: 0, envPeakOpen: 0, policyInFlight: 0, policyPeakInFlight: 0 };
 
 /**

@@ -11,7 +11,10 @@ export { guessEnv, guesserPolicy, renderPrompt } from "./guess.ts";
 export { notebookEnv } from "./notebook.ts";
 export { researchEnv, researcherPolicy, scoreGainReward } from "./research.ts";
 
-/** Every in-memory plugin of the kit: real plugins (definePlugin, zod options) needing no server or GPU. */
+/**
+ * Every in-memory plugin of the kit: real plugins (definePlugin, zod options) needing no server or GPU.
+ * @example for (const p of TEST_PLUGINS) registry.register(p);
+ */
 export const TEST_PLUGINS = [
   countingEnv,
   randomPolicy,
