@@ -87,6 +87,42 @@ describe("local runtime (bwrap): staged sandboxes", () => {
   });
 });
 
+describe("local runtime (bwrap): nothing outlives air", () => {
+  test("SIGKILL of the process that owns a sandbox kills every process in it, setsid or not", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "air-holder-"));
+    const marker = `9${process.pid}.${Date.now() % 1000}`;
+    const count = async () =>
+      (
+        await runProcess(["pgrep", "-c", "-f", `sleep ${marker}`], { cwd: "/", timeoutMs: 10_000 })
+      ).stdout.trim();
+    const holder = Bun.spawn(
+      ["bun", join(import.meta.dir, "..", "testing", "sandbox-holder.ts"), dir, marker],
+      {
+        stdout: "pipe",
+        stderr: "inherit",
+      },
+    );
+    try {
+      const reader = holder.stdout.getReader();
+      const first = await Promise.race([reader.read(), Bun.sleep(30_000).then(() => undefined)]);
+      expect(new TextDecoder().decode(first?.value)).toContain("ready");
+      expect(await count()).toBe("2");
+      holder.kill("SIGKILL");
+      await holder.exited;
+      let left = await count();
+      for (let i = 0; i < 20 && left !== "0"; i++) {
+        await Bun.sleep(100);
+        left = await count();
+      }
+      expect(left).toBe("0");
+    } finally {
+      holder.kill("SIGKILL");
+      await runProcess(["pkill", "-KILL", "-f", `sleep ${marker}`], { cwd: "/", timeoutMs: 10_000 });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe("local runtime (bwrap): when bwrap cannot run", () => {
   test("the error says why and names runtime = docker and isolation = none", async () => {
     const attempt = assertBwrapWorks({ kind: "userns" }, "/nonexistent/bwrap");
