@@ -42,6 +42,50 @@ describe("local runtime (bwrap): sandbox layout", () => {
     }
   });
 
+  test("a fork bomb stops at local.max_processes and leaves the next sandbox alone", async () => {
+    const { env } = await makeEnv("local", `air-test-nproc-${process.pid}`, { local: { max_processes: 32 } });
+    const bomb = [
+      "import os, time",
+      "n = 0",
+      "for i in range(200):",
+      "    try:",
+      "        pid = os.fork()",
+      "    except OSError:",
+      "        break",
+      "    if pid == 0:",
+      "        time.sleep(5)",
+      "        os._exit(0)",
+      "    n += 1",
+      "print('forked', n)",
+    ].join("\n");
+    try {
+      const example = await exampleOf(env, "apartmentRent");
+      const signal = new AbortController().signal;
+      const [a, b] = await Promise.all([
+        env.open(example, { rolloutId: "bomb", signal }),
+        env.open(example, { rolloutId: "calm", signal }),
+      ]);
+      try {
+        const out = await a.step({
+          text: "",
+          command: `cat > /tmp/bomb.py <<'EOF'\n${bomb}\nEOF\npython /tmp/bomb.py`,
+        });
+        const forked = Number(/forked (\d+)/.exec(out.observation)?.[1]);
+        expect(forked).toBeGreaterThan(0);
+        expect(forked).toBeLessThan(32);
+        const calm = await b.step({
+          text: "",
+          command: "for i in 1 2 3 4 5 6 7 8; do (true &); done; echo calm",
+        });
+        expect(calm.observation).toStartWith("calm\n");
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    } finally {
+      await env.close?.();
+    }
+  });
+
   test("bwrap's argv mounts the system read-only and unshares the network and PIDs", () => {
     const argv = bwrapArgv({
       workspace: "/srv/ws",
