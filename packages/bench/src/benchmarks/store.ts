@@ -162,11 +162,11 @@ function storeReport(
         headers: ["statement", "ms"],
         rows: r.profile.map(([k, v]) => [k, fmt(v)]),
       }),
-      `Where the time goes: both paths spend most of it committing, i.e. SQLite writing pages to the WAL (and ` +
-        `checkpointing them): ${share(r.recorded.map((a) => a.commitShare))} of the recorder's time, ` +
+      "Where the time goes: committing (SQLite writing the transaction's pages to the WAL and checkpointing " +
+        `them) takes ${share(r.recorded.map((a) => a.commitShare))} of the recorder's time and ` +
         `${share(r.raw.map((b) => b.commitShare))} of the raw path's. The recorder's whole flush (its statements ` +
         `and the commit) is ${share(r.recorded.map((a) => a.flushShare))}; the rest is the bus, row building and ` +
-        `queueing. So bytes written decide the rate more than statement count: the store holds ` +
+        "queueing. Bytes written weigh more than statement count: the store holds " +
         `${fmt(median(r.recorded.map((a) => a.bytesPerTurn)))} bytes per turn (every table) against the raw ` +
         `row's ${fmt(median(r.raw.map((b) => b.bytesPerTurn)))}, and the recorder writes ` +
         `${fmt(median(r.recorded.map((a) => a.rowWritesPerTurn)))} rows per turn (SQLite total_changes: the turn ` +
