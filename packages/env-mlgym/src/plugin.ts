@@ -112,20 +112,30 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   return {
     examples: async (split) =>
       examplesOf(split === "eval" ? (config.eval_tasks ?? config.tasks) : config.tasks),
+    canFork: true,
     async open(example, info) {
       const name = String(example.data?.taskName ?? example.task);
       const entry = tasks.get(idOf(name));
       if (!entry) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "open" });
-      const snap = example.data?.snapshot as Uint8Array | SessionSnapshot | undefined;
-      const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;
-      const sandbox = await runtime.acquire(entry.files, {
-        rolloutId: info.rolloutId,
-        signal: info.signal,
-        snapshot: workspace,
-      });
-      const session = new MlgymSession(runtime, sandbox, entry.task, { config, python, mlgymAgent });
-      if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
-      return session;
+      let forks = 0;
+      const openFrom = async (snap: Uint8Array | SessionSnapshot | undefined, rolloutId: string) => {
+        const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;
+        const sandbox = await runtime.acquire(entry.files, {
+          rolloutId,
+          signal: info.signal,
+          snapshot: workspace,
+        });
+        const reopen = (s: SessionSnapshot) => openFrom(s, `${info.rolloutId}-fork${++forks}`);
+        const session = new MlgymSession(runtime, sandbox, entry.task, {
+          config,
+          python,
+          mlgymAgent,
+          reopen,
+        });
+        if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
+        return session;
+      };
+      return openFrom(example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info.rolloutId);
     },
     close: () => runtime.close(),
   };

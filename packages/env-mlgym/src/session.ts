@@ -34,6 +34,8 @@ export interface SessionOptions {
   maxOpenChars?: number;
   /** `env.aci = "mlgym"`: the agent config and tools read from the MLGym checkout (else air's own commands). */
   mlgymAgent?: MlgymAgent;
+  /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
+  reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
 }
 
 /**
@@ -91,16 +93,17 @@ export class MlgymSession implements EnvSession {
 
   /**
    * The episode's state now: workspace tar, open file, window, directory and step count.
-   * @example const snap = await session.fork(); await env.open({ ...example, data: { ...example.data, snapshot: snap } }, info);
+   * @example const snap = await session.snapshot(); await env.open({ ...example, data: { ...example.data, snapshot: snap } }, info);
    */
-  async fork(): Promise<SessionSnapshot> {
+  async snapshot(): Promise<SessionSnapshot> {
     const relative = (path: string) =>
       path === this.sandbox.workspace
         ? "."
         : path.startsWith(`${this.sandbox.workspace}/`)
           ? path.slice(this.sandbox.workspace.length + 1)
           : path;
-    const file = this.editor.state.file;
+    const toolsFile = this.toolsOpenFile === "n/a" ? undefined : this.toolsOpenFile;
+    const file = this.tools ? toolsFile : this.editor.state.file;
     return {
       workspace: await this.sandbox.snapshot(),
       openFile: file === undefined ? undefined : relative(file),
@@ -110,11 +113,25 @@ export class MlgymSession implements EnvSession {
     };
   }
 
+  /**
+   * A sibling session in this one's state (tree rollouts): a new sandbox from this workspace's snapshot, with the
+   * open file, window, directory and step count taken over. Needs `options.reopen` (the env plugin sets it).
+   * @example const sibling = await session.fork(); await sibling.step({ text: "", command: "ls" });
+   */
+  async fork(): Promise<EnvSession> {
+    const reopen = this.options.reopen;
+    if (!reopen) throw new AirError("ENV_FAILED", "this mlgym session was opened without a way to fork");
+    return reopen(await this.snapshot());
+  }
+
   /** Takes over a {@link SessionSnapshot}'s open file, window, directory and step count (the workspace came with the sandbox). */
   async restore(snapshot: SessionSnapshot): Promise<void> {
     const absolute = (path: string) =>
       path.startsWith("/") ? path : `${this.sandbox.workspace}/${path}`.replace(/\/\.$/, "");
-    if (snapshot.openFile !== undefined) this.editor.state.file = absolute(snapshot.openFile);
+    if (snapshot.openFile !== undefined) {
+      this.editor.state.file = absolute(snapshot.openFile);
+      this.toolsOpenFile = absolute(snapshot.openFile);
+    }
     this.editor.state.line = snapshot.top;
     this.step_ = snapshot.step;
     const cd = await this.sandbox.exec(`cd ${shellQuote(absolute(snapshot.cwd))}`, 30_000);

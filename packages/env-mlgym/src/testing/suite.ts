@@ -284,36 +284,84 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
     60_000,
   );
 
-  test.skipIf(!enabled)("a forked session keeps the open file, directory and step count", async () => {
-    const { env } = await makeEnv(runtime, `air-test-fork-${runtime}-${process.pid}`);
-    try {
-      const example = await exampleOf(env, "apartmentRent");
-      const parent = (await env.open(example, {
-        rolloutId: "p",
-        signal: new AbortController().signal,
-      })) as MlgymSession;
-      await parent.step({ text: "", command: "open train.py 30" });
-      await parent.step({ text: "", command: "cd data" });
-      const snapshot = await parent.fork();
-      await parent.close();
-      expect(snapshot).toMatchObject({ openFile: "train.py", cwd: "data", step: 2 });
-      const child = await env.open(
-        { ...example, data: { ...example.data, snapshot } },
-        { rolloutId: "c", signal: new AbortController().signal },
-      );
+  test.skipIf(!enabled)(
+    "fork(): a sibling starts in the same state and is isolated from its siblings",
+    async () => {
+      const { env } = await makeEnv(runtime, `air-test-fork-iso-${runtime}-${process.pid}`);
+      const info = (rolloutId: string) => ({ rolloutId, signal: new AbortController().signal });
       try {
-        const next = await child.step({ text: "", command: "ls" });
-        expect(next.observation).toStartWith("test.csv\ntrain.csv\n(Current Step: 3, Remaining Steps: 17)");
-        expect(next.observation).toMatch(
-          /\(Open file: \S+\/workspace\/train\.py\)\n\(Current directory: \S+\/workspace\/data\)/,
-        );
-        const scroll = await child.step({ text: "", command: "scroll_up" });
-        expect(scroll.observation).toContain("[File: ");
+        expect(env.canFork).toBe(true);
+        const example = await exampleOf(env, "apartmentRent");
+        const parent = await env.open(example, info("p"));
+        await parent.start();
+        await parent.step({ text: "", command: "echo shared > shared.txt && mkdir -p sub" });
+        await parent.step({ text: "", command: "cd sub" });
+        const child = await parent.fork!();
+        try {
+          await child.step({ text: "", command: "echo mine > ../child.txt" });
+          await parent.step({ text: "", command: "echo theirs > ../parent.txt" });
+          const inChild = await child.step({ text: "", command: "ls .." });
+          const inParent = await parent.step({ text: "", command: "ls .." });
+          expect(inChild.observation).toContain("child.txt");
+          expect(inChild.observation).toContain("shared.txt");
+          expect(inChild.observation).not.toContain("parent.txt");
+          expect(inParent.observation).toContain("parent.txt");
+          expect(inParent.observation).toContain("shared.txt");
+          expect(inParent.observation).not.toContain("child.txt");
+          expect(inChild.observation).toMatch(/\(Current Step: 4, Remaining Steps: 16\)/);
+          expect(inChild.observation).toMatch(/\(Current directory: \S+\/workspace\/sub\)/);
+          const score = await child.step({
+            text: "",
+            command: "cd .. && python train.py --model mean && validate",
+          });
+          expect(score.scores?.r2).toBeLessThan(0.01);
+          const none = await parent.step({ text: "", command: "ls ../submission.csv" });
+          expect(none.observation).toContain("No such file");
+        } finally {
+          await child.close();
+          await parent.close();
+        }
       } finally {
-        await child.close();
+        await env.close?.();
       }
-    } finally {
-      await env.close?.();
-    }
-  });
+    },
+    90_000,
+  );
+
+  test.skipIf(!enabled)(
+    "a forked session keeps the open file, directory and step count",
+    async () => {
+      const { env } = await makeEnv(runtime, `air-test-fork-${runtime}-${process.pid}`);
+      try {
+        const example = await exampleOf(env, "apartmentRent");
+        const parent = (await env.open(example, {
+          rolloutId: "p",
+          signal: new AbortController().signal,
+        })) as MlgymSession;
+        await parent.step({ text: "", command: "open train.py 30" });
+        await parent.step({ text: "", command: "cd data" });
+        const snapshot = await parent.snapshot();
+        await parent.close();
+        expect(snapshot).toMatchObject({ openFile: "train.py", cwd: "data", step: 2 });
+        const child = await env.open(
+          { ...example, data: { ...example.data, snapshot } },
+          { rolloutId: "c", signal: new AbortController().signal },
+        );
+        try {
+          const next = await child.step({ text: "", command: "ls" });
+          expect(next.observation).toStartWith("test.csv\ntrain.csv\n(Current Step: 3, Remaining Steps: 17)");
+          expect(next.observation).toMatch(
+            /\(Open file: \S+\/workspace\/train\.py\)\n\(Current directory: \S+\/workspace\/data\)/,
+          );
+          const scroll = await child.step({ text: "", command: "scroll_up" });
+          expect(scroll.observation).toContain("[File: ");
+        } finally {
+          await child.close();
+        }
+      } finally {
+        await env.close?.();
+      }
+    },
+    60_000,
+  );
 }
