@@ -13,6 +13,7 @@ export {
   lookupMetric,
   metricDirection,
 } from "./known-tasks.ts";
+export { mlgymLaunch, mlgymPreflight } from "./launch.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
 export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
 export { containerLabels, DockerRuntime, removeContainersByLabel } from "./runtime/docker.ts";

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { definePlugin, loadConfig, parseOverrides } from "@air/core";
+import { mlgymConfigSchema, mlgymLaunch, mlgymPreflight } from "@air/env-mlgym";
 import { z } from "zod";
 import { builtinRegistry } from "./builtins.ts";
 import { dockerReachable } from "./containers.ts";
@@ -22,13 +23,28 @@ afterAll(() => {
   for (const c of cleanup) c();
 });
 
-/** A stand-in "mlgym" env whose config takes anything, so preflight can read its keys. */
+/** The keys of the fixture's env section that the mlgym env does not know. */
+const FIXTURE_ENV_KEYS = ["fail_examples", "stray_rejection", "container_image"];
+
+/**
+ * A stand-in "mlgym" env that accepts the fixture's env keys besides mlgym's, and hands mlgym's own keys to the
+ * real mlgym plugin's launch hooks (what preflight calls).
+ */
 const mlgymStandIn = definePlugin({
   name: "mlgym",
   kind: "env",
   configSchema: z.record(z.string(), z.unknown()),
   create: () => ({ examples: async () => [], open: async () => Promise.reject(new Error("unused")) }),
+  launch: {
+    preflight: (config, ctx) => mlgymPreflight(mlgymOwn(config), ctx),
+    needs: (config, ctx) => mlgymLaunch.needs?.(mlgymOwn(config), ctx) ?? {},
+  },
 });
+
+function mlgymOwn(config: Record<string, unknown>) {
+  const own = Object.fromEntries(Object.entries(config).filter(([k]) => !FIXTURE_ENV_KEYS.includes(k)));
+  return mlgymConfigSchema.parse(own);
+}
 
 async function load(overrides: string[] = [], extra = ""): Promise<RunConfig> {
   const fx = await writeFixtureConfig({ extra });
