@@ -7,7 +7,8 @@ export {
 } from "./air-agent.ts";
 export { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 export { MIGRATIONS_DIR, type OpenStoreOptions, openStore, type StoreDb } from "./open.ts";
-export { default, sqliteLoggerConfig } from "./plugin.ts";
+export { type SqliteLoggerConfig, sqliteLoggerConfig } from "./options.ts";
+export { default } from "./plugin.ts";
 export * from "./queries/index.ts";
 export {
   parseJson,

@@ -1,20 +1,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { definePlugin, errorMessage } from "@air/core";
-import { z } from "zod";
 import { openStore } from "./open.ts";
+import { sqliteLoggerConfig } from "./options.ts";
 import { RunRecorder } from "./recorder.ts";
-
-export const sqliteLoggerConfig = z
-  .object({
-    path: z.string().default("air.db").describe("database file; relative paths are relative to the run dir"),
-    flush_rows: z.number().int().positive().default(500).describe("flush once this many writes are queued"),
-    flush_ms: z.number().int().positive().default(250).describe("flush at most this long after a write"),
-    synchronous: z
-      .enum(["NORMAL", "FULL"])
-      .default("NORMAL")
-      .describe("SQLite synchronous: NORMAL survives a killed process, FULL also a power cut"),
-  })
-  .strict();
 
 /**
  * The "sqlite" logger: records every run event into `<runDir>/air.db` (drizzle schema, WAL, batched writes).
