@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type TOML from "@iarna/toml";
 import { z } from "zod";
 import { definePlugin } from "../plugin.ts";
 import { renderPrompt, runToml } from "../testing/index.ts";
@@ -30,7 +31,11 @@ const scribePolicy = definePlugin({
   }),
 });
 
-function config(tree: Record<string, unknown>, orchestrator: Record<string, unknown> = {}, env = {}) {
+function config(
+  tree: TOML.JsonMap | undefined,
+  orchestrator: TOML.JsonMap = {},
+  env: TOML.JsonMap = {},
+): TOML.JsonMap {
   return {
     logger: [],
     run: { name: "tree", max_steps: 2 },
@@ -40,7 +45,7 @@ function config(tree: Record<string, unknown>, orchestrator: Record<string, unkn
       max_turns: 4,
       max_off_policy_steps: 0,
       ...orchestrator,
-      tree,
+      ...(tree ? { tree } : {}),
     },
     env: { plugin: "notebook", ...env },
     policy: { plugin: "scribe" },
@@ -190,8 +195,7 @@ describe("tree rollouts", () => {
   });
 
   test("without [orchestrator.tree] the same run is flat", async () => {
-    const { tree: _, ...flat } = config(tree).orchestrator;
-    const run = await runToml({ ...config(tree), orchestrator: flat }, { plugins: [scribePolicy] });
+    const run = await runToml(config(undefined), { plugins: [scribePolicy] });
     expect(run.trajectories.filter((t) => t.step === 0)).toHaveLength(8);
     expect(run.trajectories.every((t) => t.parent === undefined && t.turns.length === 4)).toBe(true);
   });
