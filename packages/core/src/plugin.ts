@@ -188,6 +188,11 @@ export interface PluginNeeds {
   dockerImages?: string[];
   /** URL of an OpenAI-compatible server it sends requests to: preflight checks it is the one the launcher starts. */
   inferenceUrl?: string;
+  /**
+   * How it loads new weights into the inference server: `full` needs prime-rl's `/pause` `/update_weights`
+   * `/resume` (or SGLang's `/update_weights_from_disk`), `lora` an adapter route (stock vLLM has one).
+   */
+  weightUpdate?: "full" | "lora";
   /** A trainer process it hands batches to through files (prime-rl): where they meet, and the weights' kind. */
   trainerFiles?: { outputDir: string; runDir: string; weightsKind: "full" | "lora" };
 }

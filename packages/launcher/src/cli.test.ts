@@ -108,6 +108,16 @@ describe("rl validate (real child process)", () => {
     expect(url.stderr).toContain("policy.base_url: expected an http(s) URL");
   });
 
+  test("a deployment that cannot work is refused: full-weight reloads against stock vllm serve", () => {
+    const quickstart = join(import.meta.dir, "..", "..", "..", "configs", "quickstart.toml");
+    const stock = rl(["validate", quickstart, "--inference.kind", '"vllm"']);
+    expect(stock.code).toBe(2);
+    expect(stock.stderr).toContain('inference.kind: stock `vllm serve` ("vllm") has no /pause');
+    expect(rl(["validate", quickstart, "--inference.kind", '"prime-rl"']).code).toBe(0);
+    const lora = ["--policy.weight_update", '"lora"', "--policy.lora_name", '"a"'];
+    expect(rl(["validate", quickstart, "--inference.kind", '"vllm"', ...lora]).code).toBe(0);
+  });
+
   test("usage errors exit 2", () => {
     expect(rl(["validate"]).code).toBe(2);
     expect(rl(["clean"]).code).toBe(2);

@@ -2,6 +2,7 @@ import { AirError, errorMessage, loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
 import { EXIT } from "./launch.ts";
+import { deploymentProblems } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 
@@ -9,11 +10,17 @@ export { EXIT };
 
 /** Loads and validates a config with every built-in plugin and the launcher's own sections. */
 export async function resolveConfig(file: string, overrideArgs: string[]): Promise<RunConfig> {
-  return loadConfig(file, {
+  const config = await loadConfig(file, {
     registry: builtinRegistry(),
     overrides: parseOverrides(overrideArgs),
     extraSections: LAUNCHER_SECTIONS,
   });
+  const problems = deploymentProblems(config);
+  if (problems.length > 0)
+    throw new AirError("CONFIG_INVALID", `invalid config ${file}:\n  ${problems.join("\n  ")}`, {
+      details: problems,
+    });
+  return config;
 }
 
 /** Prints a config error and returns exit code 2, or prints anything else and returns 1. */

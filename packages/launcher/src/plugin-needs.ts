@@ -25,6 +25,7 @@ export function pluginNeeds(config: RunConfig): Required<Pick<PluginNeeds, "dock
     if (!needs) continue;
     merged.dockerImages.push(...(needs.dockerImages ?? []).filter((i) => !merged.dockerImages.includes(i)));
     merged.inferenceUrl ??= needs.inferenceUrl;
+    merged.weightUpdate ??= needs.weightUpdate;
     merged.trainerFiles ??= needs.trainerFiles;
   }
   return merged;
@@ -52,4 +53,22 @@ export async function pluginPreflight(config: RunConfig): Promise<CheckResult[]>
     }
   }
   return out;
+}
+
+/**
+ * Deployments that cannot work, found before anything starts (`rl validate` and `rl` exit 2 with these): e.g. a
+ * policy that reloads full weights through prime-rl's admin routes against stock `vllm serve`, which has none.
+ * @example deploymentProblems(config) // ["[inference] kind = \"vllm\" ... (run.toml)"]
+ */
+export function deploymentProblems(config: RunConfig): string[] {
+  const { inference, trainer_process: tp } = config.root;
+  const needs = pluginNeeds(config);
+  const problems: string[] = [];
+  if (inference.kind === "vllm" && tp.kind !== "none" && needs.weightUpdate === "full")
+    problems.push(
+      'inference.kind: stock `vllm serve` ("vllm") has no /pause, /update_weights, /resume, which the policy\'s ' +
+        'weight_update = "full" calls after every step; use kind = "prime-rl" (its server has them) or ' +
+        `[policy] weight_update = "lora" with [inference.lora] enabled = true (${config.file})`,
+    );
+  return problems;
 }

@@ -20,7 +20,7 @@ export default definePlugin({
   description: "OpenAI-compatible chat completions (vLLM): token ids, logprobs, command extraction",
   configSchema: openaiPolicyConfig,
   launch: {
-    needs: (config) => ({ inferenceUrl: config.base_url }),
+    needs: (config) => ({ inferenceUrl: config.base_url, weightUpdate: config.weight_update }),
     preflight: (config, ctx) => probeServer(config, ctx),
   },
   create(config, ctx) {
