@@ -68,6 +68,24 @@ describe("runToml", () => {
     }
   });
 
+  test("object configs: arrays of tables and undefined keys become TOML; other values are refused", async () => {
+    const run = await runToml({
+      ...CONFIG,
+      run: { ...CONFIG.run, max_steps: 1, output_dir: undefined },
+      reward: [
+        { plugin: "last-score", name: "a" },
+        { plugin: "last-score", name: "b", weight: 0.5 },
+      ],
+    });
+    expect(run.summary.status).toBe("completed");
+    const scored = run.trajectories.find((t) => t.reward !== 0);
+    expect(scored?.rewardBreakdown?.b).toBe(scored?.rewardBreakdown?.a);
+    expect(scored?.reward).toBeCloseTo(1.5 * (scored?.rewardBreakdown?.a ?? Number.NaN), 9);
+    await expect(runToml({ ...CONFIG, env: { plugin: "counting", examples: () => 2 } })).rejects.toThrow(
+      /config\.env\.examples is not a TOML value/,
+    );
+  });
+
   test("an abort signal stops the run", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);

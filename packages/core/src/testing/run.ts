@@ -13,7 +13,10 @@ import { resetProbes, testRegistry } from "./plugins/index.ts";
 import { type EventRecord, eventRecorder } from "./record.ts";
 
 /** A run config: TOML text, a TOML-shaped object, or a function of the run's directory returning either. */
-export type RunConfigInput = string | TOML.JsonMap | ((dir: string) => string | TOML.JsonMap);
+export type RunConfigInput =
+  | string
+  | Record<string, unknown>
+  | ((dir: string) => string | Record<string, unknown>);
 
 export interface RunTomlOptions {
   /** Registry to load the config with (default: `testRegistry()`, every in-memory plugin of the kit). */
@@ -127,7 +130,35 @@ export async function runToml(input: RunConfigInput, options: RunTomlOptions = {
   }
 }
 
-function tomlText(config: string | TOML.JsonMap, dir: string): string {
-  if (typeof config !== "string") return TOML.stringify(config);
-  return config.replaceAll("{{dir}}", dir);
+function tomlText(config: string | Record<string, unknown>, dir: string): string {
+  if (typeof config === "string") return config.replaceAll("{{dir}}", dir);
+  return TOML.stringify(tomlTable(config, "config"));
+}
+
+/** The object as TOML's JSON shape, checked value by value (undefined keys are left out). */
+function tomlTable(table: Record<string, unknown>, path: string): TOML.JsonMap {
+  const out: TOML.JsonMap = {};
+  for (const [key, value] of Object.entries(table)) {
+    if (value !== undefined) out[key] = tomlValue(value, `${path}.${key}`);
+  }
+  return out;
+}
+
+function tomlValue(value: unknown, path: string): TOML.AnyJson {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (value instanceof Date) return value;
+  if (Array.isArray(value)) return value.map((v, i) => tomlArrayItem(v, `${path}[${i}]`));
+  if (isTable(value)) return tomlTable(value, path);
+  throw new Error(`runToml: ${path} is not a TOML value (${String(value)})`);
+}
+
+function tomlArrayItem(value: unknown, path: string): TOML.JsonMap | string | number | boolean | Date {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (value instanceof Date) return value;
+  if (isTable(value)) return tomlTable(value, path);
+  throw new Error(`runToml: ${path} is not a TOML array item (${String(value)})`);
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
