@@ -85,11 +85,11 @@ export function treeAdvantage(config: Pick<TreeConfig, "global_weight" | "sqrt_l
         }
         return group.trajectories.map((t) => {
           const a = advantage.get(t.id) ?? 0;
-          if (t.turns.length) all.push(a);
+          for (const _ of t.turns) all.push(a);
           return t.turns.map(() => a);
         });
       });
-      const s = summarize(all);
+      const s = summarize(all); // over every turn's advantage, as advantage-grpo reports it
       return {
         values,
         metrics: {
