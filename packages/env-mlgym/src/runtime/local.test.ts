@@ -167,6 +167,40 @@ describe("local runtime (bwrap): nothing outlives air", () => {
   }, 60_000);
 });
 
+describe("local runtime (bwrap): as an unprivileged user (user namespace)", () => {
+  const asRoot = process.getuid?.() === 0;
+  // Without root the other tests already run this mode; as root, run it as nobody.
+  test.skipIf(!asRoot)(
+    "a sandbox and an evaluation work without root",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "air-userns-"));
+      try {
+        await runProcess(["chown", "65534:65534", dir], { cwd: "/", timeoutMs: 10_000 });
+        const probe = join(import.meta.dir, "..", "testing", "userns-probe.ts");
+        const argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", `HOME=${dir}`];
+        const out = await runProcess([...argv, process.execPath, probe, dir], {
+          cwd: dir,
+          timeoutMs: 60_000,
+        });
+        expect(out.stderr).toBe("");
+        const result = JSON.parse(out.stdout.trim().split("\n").at(-1) as string);
+        expect(result.id).toBe(`agent\n${SANDBOX_WORKSPACE}\n`);
+        expect(result.readOnly).toBe("1\n");
+        expect(result.write).toBe("hi\n");
+        expect(result.net).toBe("1\n");
+        expect(Number(result.procs)).toBeLessThan(6);
+        expect(JSON.parse(result.evaluation)).toEqual({
+          files: ["data", "evaluate.py", "mine.txt"],
+          cwd: SANDBOX_WORKSPACE,
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    90_000,
+  );
+});
+
 describe("local runtime (bwrap): when bwrap cannot run", () => {
   test("the error says why and names runtime = docker and isolation = none", async () => {
     const attempt = assertBwrapWorks({ kind: "userns" }, "/nonexistent/bwrap");
