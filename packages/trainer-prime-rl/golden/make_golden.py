@@ -4,7 +4,8 @@ prime-rl source tree); see make-golden.sh, which exports the pinned commits and 
 
 Usage: make_golden.py <prime-rl src dir (holds prime_rl/)> <version: 0.8 | 0.9> <cases.json> <out dir>
 Writes <out dir>/<case>.bin (0.8: one TrainingBatch) or <out dir>/<case>/rank_<R>.bin (0.9: one list[MicroBatch]
-per data rank), then decodes every file again with prime-rl's decoder.
+per data rank; 0.9 also partition.json: prime-rl's balanced_partition on random loads), then decodes every file
+again with prime-rl's decoder.
 """
 
 import importlib.util
@@ -63,6 +64,14 @@ def main():
             with open(os.path.join(out, case["name"], f"rank_{rank}.bin"), "wb") as f:
                 f.write(data)
             assert len(decoder.decode(data)) == len(micro_batches)
+    if version != "0.8":
+        # prime-rl's rank balancing on its own, over more shapes than the batches above reach.
+        import random
+
+        rnd = random.Random(3)
+        shapes = [([rnd.randrange(1, 50) for _ in range(k * n)], k) for k in (2, 3, 4) for n in (1, 2, 3, 5)]
+        with open(os.path.join(out, "partition.json"), "w") as f:
+            json.dump([[w, k, batch.balanced_partition(w, k)] for w, k in shapes], f)
     print(f"prime-rl {version}: {len(cases)} cases written to {out} (msgspec {msgspec.__version__})")
 
 

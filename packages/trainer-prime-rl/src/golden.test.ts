@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { decode } from "@msgpack/msgpack";
 import { decodeMicroBatches, encodeMicroBatches } from "./micro-batch.ts";
 import { packSamples } from "./pack.ts";
+import { balancedPartition } from "./partition.ts";
 import { encodeTrainingBatch, type TrainingSampleWire } from "./wire.ts";
 
 // Bytes written by prime-rl's own msgspec structs (and, for 0.9, its own packer) at the pinned commits:
@@ -75,4 +76,14 @@ describe("prime-rl 0.9 (MicroBatch per data rank)", () => {
     expect(trained).toBe(c.samples.reduce((n, s) => n + s.mask.filter(Boolean).length, 0));
     expect(grid[0]?.length).toBe(grid[1]?.length);
   });
+});
+
+test("balancedPartition gives prime-rl's balanced_partition result on 12 random load vectors", () => {
+  const cases = JSON.parse(readFileSync(join(GOLDEN, "v0.9", "partition.json"), "utf8")) as [
+    number[],
+    number,
+    number[][],
+  ][];
+  expect(cases.length).toBe(12);
+  for (const [weights, k, want] of cases) expect(balancedPartition(weights, k)).toEqual(want);
 });

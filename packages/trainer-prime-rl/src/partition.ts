@@ -161,7 +161,7 @@ function refineBySwapping(weights: number[], partitions: number[][]): number[][]
 /**
  * Splits item indices into `k` groups of near-equal total weight; `weights.length` must be a positive
  * multiple of `k` (prime-rl pads with dummy micro batches first).
- * @example balancedPartition([5, 1, 4, 2], 2) // [[1, 2], [0, 3]] — loads 5 and 7? no: see the tests
+ * @example balancedPartition([5, 1, 4, 2], 2) // [[2, 3], [0, 1]]: loads 6 and 6, as prime-rl's balanced_partition
  */
 export function balancedPartition(weights: number[], k: number): number[][] {
   if (weights.length < k || weights.length % k !== 0)
