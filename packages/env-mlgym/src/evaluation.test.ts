@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { mlgymConfigSchema } from "./config.ts";
-import { parseMetrics } from "./evaluation.ts";
+import { evaluateTask, parseMetrics } from "./evaluation.ts";
 import { createMlgymEnvironment } from "./plugin.ts";
-import { removeTestRunDirs, testContext } from "./testing/context.ts";
+import type { Sandbox } from "./runtime/types.ts";
+import { loadTask } from "./task.ts";
+import { REPO_ROOT, removeTestRunDirs, testContext } from "./testing/context.ts";
 import { exampleOf, runScript } from "./testing/script.ts";
 
 afterAll(removeTestRunDirs);
@@ -67,5 +69,35 @@ describe("known MLGym task defaults", () => {
     } finally {
       await env.close?.();
     }
+  });
+});
+
+describe("LMSubmissionTasks", () => {
+  test("without a GPU in the sandbox the evaluation is a clear error, and nothing is run", async () => {
+    const commands: string[] = [];
+    const sandbox: Sandbox = {
+      id: "fake",
+      workspace: "/home/agent/workspace",
+      exec: async (command) => {
+        commands.push(command);
+        return { output: "0\n", exitCode: 1, cwd: "/home/agent/workspace", timedOut: false };
+      },
+      evaluate: async (request) => {
+        commands.push(`evaluate: ${request.command}`);
+        return { stdout: '{"val_loss": 1}', stderr: "", exitCode: 0, timedOut: false };
+      },
+      snapshot: async () => new Uint8Array(),
+      alive: async () => true,
+    };
+    const task = {
+      ...(await loadTask(REPO_ROOT, "apartmentRent")),
+      entrypoint: "LMSubmissionTasks" as const,
+    };
+    const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
+    expect(result).toEqual({
+      ok: false,
+      error: expect.stringContaining("torchrun on a GPU, and the sandbox sees none"),
+    });
+    expect(commands.some((c) => c.startsWith("evaluate:"))).toBe(false);
   });
 });

@@ -89,9 +89,18 @@ export async function evaluateTask(
       command = `${options.python} ${shellQuote(script)} --config_fname ${shellQuote(config)}`;
       break;
     }
-    case "LMSubmissionTasks":
+    case "LMSubmissionTasks": {
+      const gpu = await sandbox.exec("nvidia-smi -L 2>/dev/null | grep -c '^GPU'", 30_000);
+      if (!(Number(gpu.output.trim()) > 0)) {
+        return {
+          ok: false,
+          error:
+            "This task's evaluation runs torchrun on a GPU, and the sandbox sees none (give the docker runtime GPUs: env.docker.gpu_ids or [deployment] env_gpu_ids).",
+        };
+      }
       command = `torchrun --nproc_per_node=1 --standalone ${shellQuote(script)}`;
       break;
+    }
     default:
       artefact = ws;
       command = `${options.python} ${shellQuote(script)}`;
