@@ -187,6 +187,16 @@ describe("tree rollouts", () => {
     }
   });
 
+  test("forks never deadlock on rollout slots: a slot is held only by a playing path", async () => {
+    const run = await runToml(config(tree, { max_concurrent_rollouts: 2 }), {
+      plugins: [scribePolicy],
+      timeoutMs: 10_000,
+    });
+    expect(run.summary.status).toBe("completed");
+    expect(run.summary.peakConcurrentRollouts).toBe(2);
+    expect(run.trajectories).toHaveLength(2 * 14);
+  });
+
   test("an env whose sessions cannot fork is refused at start with a clear error", async () => {
     const run = await runToml(config(tree, {}, { can_fork: false }), { plugins: [scribePolicy] });
     expect(run.summary.status).toBe("failed");

@@ -88,8 +88,18 @@ export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajec
       )
       .catch((error) => deps.log.warn(`close of ${node.trajectory.id} failed: ${errorMessage(error)}`));
 
-  /** Plays `node` from turn `first` in `session` (owned: closed here or handed to the first child). */
-  const play = async (node: Node, session: EnvSession, messages: Message[], first: number): Promise<void> => {
+  /**
+   * Plays `node` from turn `first` in `session`. It owns the session and the rollout slot (`release`): both are
+   * given up when the node ends, or handed to its first child at a branch point (the other children wait for
+   * slots of their own), so a slot is held only by a path that is playing and can always finish.
+   */
+  const play = async (
+    node: Node,
+    session: EnvSession,
+    messages: Message[],
+    first: number,
+    release: () => void,
+  ): Promise<void> => {
     const t = node.trajectory;
     const episode: Episode = { rolloutId: t.id, step: input.step, session, trajectory: t, messages };
     let handedOver = false;
@@ -122,13 +132,8 @@ export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajec
           await Promise.all(
             children.map(async (child, i) => {
               const own = sessions[i] as EnvSession;
-              if (i === 0) return play(child, own, [...messages], index);
-              const release = await deps.slot();
-              try {
-                await play(child, own, [...messages], index);
-              } finally {
-                release();
-              }
+              if (i === 0) return play(child, own, [...messages], index, release);
+              return play(child, own, [...messages], index, await deps.slot());
             }),
           );
           return;
@@ -151,6 +156,7 @@ export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajec
       if (!handedOver) {
         await close(node, session);
         t.timing.endMs = Date.now();
+        release();
       }
     }
   };
@@ -182,6 +188,7 @@ export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajec
 
   const root = async (): Promise<void> => {
     const release = await deps.slot();
+    let handedOver = false;
     try {
       const node = newNode(undefined, 0);
       const t = node.trajectory;
@@ -216,9 +223,10 @@ export async function growTree(deps: TreeDeps, input: TreeInput): Promise<Trajec
         return;
       }
       t.initialMessages = initial;
-      await play(node, session, [...initial], 0);
+      handedOver = true;
+      await play(node, session, [...initial], 0, release);
     } finally {
-      release();
+      if (!handedOver) release();
     }
   };
 
