@@ -62,6 +62,17 @@ describe("tree advantages", () => {
     expect(a.r).toBeCloseTo((1 / 3 - 2 / 3 + (1 / 3 - mean)) / Math.sqrt(3), 12);
   });
 
+  test("a branch point whose children all failed has no value and gets no advantage", () => {
+    const ts = forest()
+      .filter((t) => t.id !== "a1" && t.id !== "a2")
+      .map((t) => (t.id === "a" ? { ...t, stopReason: "branched" as const } : t));
+    const { value } = treeShape(ts);
+    expect(value.has("a")).toBe(false);
+    expect(value.get("r")).toBe(0);
+    const result = treeAdvantage({ global_weight: 0, sqrt_leaves: false }).compute([makeGroup("g", ts)]);
+    expect(adv(ts, result.values[0] ?? []).a).toBe(0);
+  });
+
   test("a sibling set whose values are all equal counts as zero-variance and gets 0", () => {
     const ts = forest().map((t) => (t.reward === undefined ? t : { ...t, reward: 1 }));
     const result = treeAdvantage({ global_weight: 0, sqrt_leaves: false }).compute([makeGroup("g", ts)]);

@@ -34,7 +34,9 @@ export function treeShape(nodes: Trajectory[]): TreeShape {
   const leafReturns = new Map<string, number[]>();
   const collect = (t: Trajectory): number[] => {
     const kids = children.get(t.id) ?? [];
-    const returns = kids.length === 0 ? [t.reward ?? 0] : kids.flatMap(collect);
+    // A branch point whose children all left the group (failed, `failed_groups = "keep"`) has no return.
+    const own = t.stopReason === "branched" ? [] : [t.reward ?? 0];
+    const returns = kids.length === 0 ? own : kids.flatMap(collect);
     leafReturns.set(t.id, returns);
     return returns;
   };
