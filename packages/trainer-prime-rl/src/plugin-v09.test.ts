@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createLogger } from "@air/core";
 import { cleanFutureSteps } from "./clean.ts";
 import { decodeMicroBatches } from "./micro-batch.ts";
 import plugin from "./plugin.ts";
@@ -90,6 +91,42 @@ describe("prime-rl 0.9 over the filesystem", () => {
     expect(() => plugin.configSchema.parse({ prime_rl_version: "0.8", transport: "zmq" })).toThrow(
       /filesystem/,
     );
+  });
+});
+
+describe("seq_len", () => {
+  const long = testSample(
+    Array.from({ length: 5000 }, (_, i) => i % 250),
+    [300, 301],
+    [-1, -1],
+    1,
+  );
+
+  test("without a setting nothing is cut: a 5002-token sample is one sequence", async () => {
+    const { ctx, config } = setup();
+    const trainer = await plugin.create(config, ctx);
+    await trainer.submit({ schemaVersion: 1, step: 0, samples: [long], metrics: {} });
+    const [m] = decodeMicroBatches(
+      readFileSync(join(ctx.runDir, "prime-rl", "rollouts", "step_1", "rank_0.bin")),
+    );
+    expect(m?.input_ids.length).toBe(5002);
+    expect(m?.loss_mask.filter(Boolean).length).toBe(2);
+  });
+
+  test("[model] max_model_len is the default; a longer sample is truncated as prime-rl does, with a warning", async () => {
+    const { ctx, config } = setup();
+    const warnings: string[] = [];
+    ctx.maxModelLen = 4096;
+    ctx.log = createLogger("prime-rl", (level, _source, message) => {
+      if (level === "warn") warnings.push(message);
+    });
+    const trainer = await plugin.create(config, ctx);
+    await trainer.submit({ schemaVersion: 1, step: 0, samples: [long], metrics: {} });
+    const [m] = decodeMicroBatches(
+      readFileSync(join(ctx.runDir, "prime-rl", "rollouts", "step_1", "rank_0.bin")),
+    );
+    expect(m?.input_ids.length).toBe(4096);
+    expect(warnings.join("\n")).toContain("1 sample(s) longer than seq_len 4096 are truncated");
   });
 });
 

@@ -56,7 +56,9 @@ export default definePlugin({
     const codec = codecFor(config.prime_rl_version);
     const { runDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
     const kind = config.lora ? "lora" : "full";
-    const seqLen = config.seq_len ?? config.max_sample_tokens ?? 2048;
+    // The packing bin size must be the trainer's [model] seq_len; without a setting, no sample is cut (bins as
+    // long as the longest sample, at least 4096 — the launcher's trainer TOML default).
+    const fixedSeqLen = config.seq_len ?? config.max_sample_tokens ?? ctx.maxModelLen;
     mkdirSync(runDir, { recursive: true });
     if (codec.needsControlFile && config.write_control) {
       const control = join(runDir, "control");
@@ -118,6 +120,13 @@ export default definePlugin({
             `${broadcastStepDir(runDir, step)} already has STABLE before its batch was written: a stale run dir? (clean it, or resume)`,
           );
         }
+        const longest = Math.max(...batch.samples.map((s) => s.tokenIds.length));
+        const seqLen = fixedSeqLen ?? Math.max(4096, longest);
+        const cut = batch.samples.filter((s) => s.tokenIds.length > seqLen).length;
+        if (codec.version !== "0.8" && cut > 0)
+          ctx.log.warn(
+            `step ${batch.step}: ${cut} sample(s) longer than seq_len ${seqLen} are truncated, as prime-rl packs them (tokens past ${seqLen} are not trained)`,
+          );
         const parts = codec.encodeStep(
           batch.samples.map((s) => toTrainingSample(s, config.env_name)),
           step,

@@ -45,7 +45,7 @@ export const primeRlConfigSchema = z
       .positive()
       .optional()
       .describe(
-        "0.9: the trainer's [model] seq_len, the packing bin size (default: max_sample_tokens, else 2048)",
+        "0.9: the trainer's [model] seq_len, the packing bin size (default: max_sample_tokens, else [model] max_model_len, else no cut: the longest sample, at least 4096)",
       ),
     pad_to_multiple_of: z
       .number()
