@@ -1,8 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chown, mkdir, mkdtemp } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type BwrapSpec, bwrapInvocation, SANDBOX_WORKSPACE, sandboxEnv } from "./bwrap.ts";
+import {
+  type BwrapSpec,
+  bwrapInvocation,
+  groupFor,
+  passwdFor,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+  sandboxEnv,
+} from "./bwrap.ts";
 import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
 import { ACI_GUARDS, SentinelShell, SHELL_RESTARTED } from "./shell.ts";
 import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
@@ -17,11 +25,11 @@ export interface SandboxHost {
   /** Host uid of the agent's processes (root mode) or air's own uid. */
   uid: number;
   identity: BwrapSpec["identity"];
-  evalIdentity: BwrapSpec["identity"];
   passwd: string;
-  evalPasswd: string;
   group: string;
-  evalGroup: string;
+  /** As root: a fresh unprivileged uid for one evaluation, given back with `freeUid` when it ended. */
+  takeUid: () => number;
+  freeUid: (uid: number) => void;
   /** Host directory for evaluation copies (0700, outside every sandbox). */
   evaluations: string;
   python: string;
@@ -156,6 +164,8 @@ export class LocalSandbox implements Sandbox {
     const h = this.host;
     const dir = await mkdtemp(join(h.evaluations, `${this.id}-${this.evaluations++}-`));
     const copy = join(dir, "workspace");
+    // As root every evaluation runs as a uid of its own: no other evaluation (or agent) shares its limits.
+    const evalUid = h.asRoot ? h.takeUid() : undefined;
     try {
       await mkdir(copy, { mode: 0o700 });
       if (h.asRoot) await chown(copy, h.uid, h.uid);
@@ -170,10 +180,10 @@ export class LocalSandbox implements Sandbox {
       );
       // One spawn: drop symlinks and special files, hand the copy to the evaluation's uid, lay the pristine
       // evaluation files over it (root-owned when air is root: the evaluation can read, not change them).
-      const owner =
-        h.asRoot && h.evalIdentity.kind === "setpriv"
-          ? `chown -R -P ${h.evalIdentity.uid}:${h.evalIdentity.uid} "$1" && `
-          : "";
+      const owner = evalUid === undefined ? "" : `chown -R -P ${evalUid}:${evalUid} "$1" && `;
+      const id = evalUid ?? SANDBOX_UID;
+      await writeFile(join(dir, "passwd"), passwdFor(id));
+      await writeFile(join(dir, "group"), groupFor(id));
       const prepared = await runProcess(
         [
           "sh",
@@ -192,16 +202,16 @@ export class LocalSandbox implements Sandbox {
         this.spec(["bash", "-c", request.command], {
           workspace: copy,
           readOnly: [],
-          identity: h.evalIdentity,
-          // Evaluations of all sandboxes share one uid as root: room for several at once.
-          maxProcesses: h.maxProcesses * 8,
-          passwd: h.evalPasswd,
-          group: h.evalGroup,
+          identity: evalUid === undefined ? h.identity : { kind: "setpriv", uid: evalUid },
+          passwd: join(dir, "passwd"),
+          group: join(dir, "group"),
         }),
         request.timeoutMs,
       );
       return { stdout: out.stdout, stderr: out.stderr, exitCode: out.exitCode, timedOut: out.timedOut };
     } finally {
+      // The evaluation's bwrap has exited, and with its PID namespace every process it started.
+      if (evalUid !== undefined) h.freeUid(evalUid);
       const removal = removeTree(dir).catch(() => undefined);
       this.pending.add(removal);
       void removal.finally(() => this.pending.delete(removal));

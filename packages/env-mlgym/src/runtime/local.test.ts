@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildTaskFiles } from "../bundle.ts";
@@ -129,6 +129,50 @@ describe("local runtime (bwrap): staged sandboxes", () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+});
+
+describe("local runtime (bwrap): evaluation identity", () => {
+  test.skipIf(process.getuid?.() !== 0)(
+    "as root, an evaluation runs as a uid that is neither root nor the agent's",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "air-evaluid-"));
+      const runtime = new LocalRuntime({
+        root: join(dir, "sandboxes"),
+        python: "/usr/bin/python3",
+        stageNext: false,
+      });
+      try {
+        cpSync(
+          join(FIXTURES, "hardcoded-path", "data", "hardcodedTask", "data"),
+          join(dir, "task", "workspace", "data"),
+          {
+            recursive: true,
+          },
+        );
+        mkdirSync(join(dir, "task", "evaluation"), { recursive: true });
+        writeFileSync(
+          join(dir, "task", "evaluation", "evaluate.py"),
+          "import json, os\nprint(json.dumps({'uid': os.getuid()}))\n",
+        );
+        const box = await runtime.acquire(
+          { key: "uid", dir: join(dir, "task"), readOnly: ["data"] },
+          { rolloutId: "u" },
+        );
+        const agent = Number((await box.exec("id -u", 10_000)).output.trim());
+        const evaluations = await Promise.all(
+          [1, 2].map(() => box.evaluate({ command: "python evaluate.py", timeoutMs: 30_000 })),
+        );
+        const uids = evaluations.map((e) => JSON.parse(e.stdout).uid as number);
+        expect(agent).toBeGreaterThan(0);
+        for (const uid of uids) expect([0, agent]).not.toContain(uid);
+        expect(new Set(uids).size).toBe(2);
+        await runtime.release(box);
+      } finally {
+        await runtime.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("local runtime (bwrap): nothing outlives air", () => {

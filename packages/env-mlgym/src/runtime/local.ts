@@ -32,7 +32,7 @@ export interface LocalRuntimeOptions {
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
 
-/** Sandbox uids per process when air runs as root: agents take the first ones, evaluations the last. */
+/** Sandbox uids per process when air runs as root: each sandbox and each running evaluation takes one. */
 const UID_BLOCK = 4096;
 
 /** First uid of this process's block (blocks by process id, so concurrent runs rarely share one). */
@@ -40,8 +40,8 @@ function uidBlock(): number {
   return 200_000 + (process.pid % 64) * UID_BLOCK;
 }
 
-/** The uid evaluations run as when air runs as root. */
-function evalUid(): number {
+/** The uid of the start-up probe (never handed to a sandbox). */
+function probeUid(): number {
   return uidBlock() + UID_BLOCK - 1;
 }
 
@@ -75,7 +75,7 @@ export class LocalRuntime implements Runtime {
    */
   check(): Promise<string[]> {
     this.ready ??= (async () => {
-      await assertBwrapWorks(this.asRoot ? { kind: "setpriv", uid: evalUid() } : { kind: "userns" });
+      await assertBwrapWorks(this.asRoot ? { kind: "setpriv", uid: probeUid() } : { kind: "userns" });
       await mkdir(join(this.options.root, "evaluations"), { recursive: true, mode: 0o700 });
       await chmod(this.options.root, 0o700);
       return interpreterPaths(this.options.python);
@@ -173,30 +173,21 @@ export class LocalRuntime implements Runtime {
     await mkdir(workspace, { recursive: true, mode: 0o700 });
     const uid = this.allocateUid();
     const identity: BwrapSpec["identity"] = this.asRoot ? { kind: "setpriv", uid } : { kind: "userns" };
-    const evalIdentity: BwrapSpec["identity"] = this.asRoot
-      ? { kind: "setpriv", uid: evalUid() }
-      : { kind: "userns" };
     const agentId = this.asRoot ? uid : SANDBOX_UID;
-    const evalId = this.asRoot ? evalUid() : SANDBOX_UID;
     const passwd = join(dir, "passwd");
     await writeFile(passwd, passwdFor(agentId));
-    const evalPasswd = join(dir, "passwd-eval");
-    await writeFile(evalPasswd, passwdFor(evalId));
     const group = join(dir, "group");
     await writeFile(group, groupFor(agentId));
-    const evalGroup = join(dir, "group-eval");
-    await writeFile(evalGroup, groupFor(evalId));
     const host: SandboxHost = {
       id,
       dir,
       workspace,
       uid,
       identity,
-      evalIdentity,
       passwd,
-      evalPasswd,
       group,
-      evalGroup,
+      takeUid: () => this.allocateUid(),
+      freeUid: (id) => this.usedUids.delete(id),
       evaluations: join(this.options.root, "evaluations"),
       python: this.options.python,
       roPaths,
