@@ -82,6 +82,8 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "local", title: "4. Local runtime" },
   { name: "store", title: "5. Store and dashboard" },
   { name: "quickstart", title: "6. Quickstart" },
+  { name: "faults", title: "7. Faults" },
+  { name: "tree", title: "8. Tree rollouts" },
 ];
 
 const HEADER = [

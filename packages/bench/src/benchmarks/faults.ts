@@ -346,7 +346,7 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
   }
   return {
     name: "faults",
-    title: "Faults: nothing left, nothing lost",
+    title: "7. Faults: nothing left, nothing lost",
     command: `bun run bench faults --write${options.quick ? " --quick" : ""} (AIR_BENCH_FAULT_RUNS=${runsPerKind})`,
     tables,
     goals,
