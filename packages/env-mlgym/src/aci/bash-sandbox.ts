@@ -20,9 +20,15 @@ export class BashSandbox implements Sandbox {
     this.cwd = workspace;
   }
 
-  /** Starts bash in `workspace` with a small fixed environment (PATH, HOME, LANG=C.UTF-8). */
-  static async start(workspace: string, home = workspace): Promise<BashSandbox> {
-    const child = spawn("bash", ["--noprofile", "--norc"], {
+  /**
+   * Starts bash in `workspace` with a small fixed environment (PATH, HOME, LANG=C.UTF-8); with `uid` (needs
+   * root), as that user and group through setpriv.
+   */
+  static async start(workspace: string, home = workspace, uid?: number): Promise<BashSandbox> {
+    const bash = ["bash", "--noprofile", "--norc"];
+    const argv =
+      uid === undefined ? bash : ["setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...bash];
+    const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: workspace,
       env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, LANG: "C.UTF-8" },
       stdio: ["pipe", "pipe", "pipe"],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BashSandbox } from "./bash-sandbox.ts";
@@ -79,16 +79,21 @@ describe("Editor (MLGym semantics)", () => {
     expect(e.state.line).toBe(1999);
   });
 
-  // root may write any file, so this needs an unprivileged test user
-  test.skipIf(process.getuid?.() === 0)(
-    "a read-only file is refused with MLGym's message and left as it was",
-    async () => {
-      writeFileSync(join(dir, "ro.py"), "x = 1\n", { mode: 0o444 });
-      const e = fresh();
+  test("a read-only file is refused with MLGym's message and left as it was", async () => {
+    writeFileSync(join(dir, "ro.py"), "x = 1\n", { mode: 0o444 });
+    // root may write any file: as root, the editor works through a shell of user nobody
+    const root = process.getuid?.() === 0;
+    if (root) chmodSync(dir, 0o777);
+    const shell = root ? await BashSandbox.start(dir, dir, 65534) : sandbox;
+    try {
+      const e = new Editor(shell, { window: 1000, python: "python3", maxOpenChars: 20_000 });
       await e.open(["ro.py"]);
       expect(await e.edit(["1:1"], ["x = 2"])).toBe(`Error: You cannot edit read-only file ${dir}/ro.py`);
-    },
-  );
+      expect(read("ro.py")).toBe("x = 1\n");
+    } finally {
+      if (root) await shell.close();
+    }
+  });
 
   test("the third scroll in a row warns; any other command resets the count", async () => {
     writeFileSync(join(dir, "s.txt"), Array.from({ length: 5000 }, (_, i) => `l${i + 1}\n`).join(""));
