@@ -142,7 +142,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
 }
 
 /**
- * The `mlgym` environment plugin: MLGym tasks in docker containers (or local directories).
+ * The `mlgym` environment plugin: MLGym tasks in docker containers or local bubblewrap sandboxes.
  * @example // configs/quickstart.toml
  * // [env]
  * // plugin = "mlgym"
