@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
-import { assign, columnKeys, compileWrite } from "./compile.ts";
+import { assign, columnKeys, compileInsertMany, compileWrite } from "./compile.ts";
 import { openStore } from "./open.ts";
 import { runs, trajectories } from "./schema.ts";
 
@@ -74,6 +74,21 @@ describe("compileWrite", () => {
           .where(sql`1`),
       ),
     ).toThrow(/placeholder "status" is not one of \[id\]/);
+  });
+
+  test("compileInsertMany writes every row, in order, in statements of up to `chunk` rows", () => {
+    const db = store();
+    const insert = compileInsertMany(db.$client, runs, ["name", "startedAt"], 4, (rows) =>
+      db.insert(runs).values(rows),
+    );
+    const rows = Array.from({ length: 10 }, (_, i) => ({ name: `r${i}`, startedAt: i }));
+    insert(rows);
+    insert([]);
+    insert(rows.slice(0, 1));
+    const stored = db.select().from(runs).all();
+    expect(stored.map((r) => [r.id, r.name, r.startedAt, r.status])).toEqual(
+      [...rows, rows[0]!].map((r, i) => [i + 1, r.name, r.startedAt, "running"]),
+    );
   });
 
   test("columnKeys lists the schema's property names", () => {

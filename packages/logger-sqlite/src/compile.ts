@@ -8,8 +8,8 @@ export type ColumnKey<T extends SQLiteTable> = keyof T["$inferInsert"] & string;
 /** A row for a statement over `keys` of `T`: every key present (null where the column is empty). */
 export type WriteRow<T extends SQLiteTable, K extends ColumnKey<T>> = { [P in K]-?: T["$inferInsert"][P] };
 
-/** One typed placeholder per key, for `values(...)` and `where(...)`; `set` takes `assign(p, keys)`. */
-export type Placeholders<K extends string> = { [P in K]: Placeholder<P> };
+/** One placeholder per key, for `values(...)` and `where(...)`; `set` takes `assign(p, keys)`. */
+export type Placeholders<K extends string> = { [P in K]: Placeholder<string> };
 
 /**
  * Every column key of `table`, in schema order.
@@ -58,34 +58,89 @@ export function compileWrite<T extends SQLiteTable, K extends ColumnKey<T>>(
   keys: readonly K[],
   build: (p: Placeholders<K>) => { toSQL(): Query },
 ): (row: WriteRow<T, K>) => void {
-  const query = build(placeholders(keys));
+  const names = new Map(keys.map((key) => [key as string, { row: 0, key }]));
+  const run = compileRows(client, build(placeholders(keys)), names);
+  return (row) => run([row]);
+}
+
+/**
+ * Like `compileWrite` for a multi-row INSERT: rows go in statements of up to `chunk` rows (one statement per
+ * chunk size, compiled on first use). One statement per chunk instead of one per row saves SQLite's
+ * per-statement work, e.g. the `sqlite_sequence` update of an AUTOINCREMENT table.
+ * @example
+ * const insertSamples = compileInsertMany(db.$client, samples, keys, 64, (rows) => db.insert(samples).values(rows));
+ * insertSamples(batch.samples.map((s) => sampleRow(runId, step, s)));
+ */
+export function compileInsertMany<T extends SQLiteTable, K extends ColumnKey<T>>(
+  client: Database,
+  _table: T,
+  keys: readonly K[],
+  chunk: number,
+  build: (rows: Array<Placeholders<K>>) => { toSQL(): Query },
+): (rows: ReadonlyArray<WriteRow<T, K>>) => void {
+  const bySize = new Map<number, (rows: ReadonlyArray<WriteRow<T, K>>) => void>();
+  const statement = (size: number) => {
+    let run = bySize.get(size);
+    if (!run) {
+      const names = new Map<string, { row: number; key: K }>();
+      const rows = Array.from({ length: size }, (_, row) => {
+        const named = placeholders(keys.map((key) => `${row}:${key}`));
+        const out: Partial<Placeholders<K>> = {};
+        for (const key of keys) {
+          const name = `${row}:${key}`;
+          names.set(name, { row, key });
+          out[key] = named[name];
+        }
+        return out as Placeholders<K>;
+      });
+      run = compileRows(client, build(rows), names);
+      bySize.set(size, run);
+    }
+    return run;
+  };
+  return (rows) => {
+    for (let i = 0; i < rows.length; i += chunk) {
+      const part = rows.slice(i, i + chunk);
+      statement(part.length)(part);
+    }
+  };
+}
+
+/** A slot is a placeholder bound from one of the rows, or a constant drizzle put in the query (a default). */
+type Slot<K> = { row: number; key: K; encode?: (value: unknown) => unknown } | { constant: SQLQueryBindings };
+
+function compileRows<K extends string, R extends Record<K, unknown>>(
+  client: Database,
+  query: { toSQL(): Query },
+  names: Map<string, { row: number; key: K }>,
+): (rows: ReadonlyArray<R>) => void {
   const { sql: text, params } = query.toSQL();
-  // A slot is a placeholder bound from the row, or a constant drizzle put in the query (a column default).
-  type Slot = { key: K; encode?: (value: unknown) => unknown } | { constant: SQLQueryBindings };
-  const slots = params.map((param): Slot => {
+  const slots = params.map((param): Slot<K> => {
     const holder = is(param, Param) ? param.value : param;
     if (!is(holder, Placeholder)) {
       const value = is(param, Param) && holder !== null ? param.encoder.mapToDriverValue(holder) : holder;
       return { constant: binding(value) };
     }
-    const key = keys.find((k) => k === holder.name);
-    if (key === undefined)
-      throw new Error(`compileWrite: placeholder "${holder.name}" is not one of [${keys}]: ${text}`);
+    const target = names.get(holder.name);
+    if (target === undefined)
+      throw new Error(
+        `compileWrite: placeholder "${holder.name}" is not one of [${[...names.keys()]}]: ${text}`,
+      );
     // Most columns keep drizzle's identity mapping; only the others (boolean mode) need their encoder.
     const encoder = is(param, Param) ? param.encoder : undefined;
-    if (!encoder || encoder.mapToDriverValue === Column.prototype.mapToDriverValue) return { key };
-    return { key, encode: (value) => encoder.mapToDriverValue(value) };
+    if (!encoder || encoder.mapToDriverValue === Column.prototype.mapToDriverValue) return target;
+    return { ...target, encode: (value) => encoder.mapToDriverValue(value) };
   });
   const statement = client.prepare(text);
   const args: SQLQueryBindings[] = new Array(slots.length);
-  return (row) => {
+  return (rows) => {
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
       if ("constant" in slot) {
         args[i] = slot.constant;
         continue;
       }
-      const value: unknown = row[slot.key];
+      const value: unknown = rows[slot.row]?.[slot.key];
       args[i] = binding(value === undefined || value === null || !slot.encode ? value : slot.encode(value));
     }
     statement.run(...args);

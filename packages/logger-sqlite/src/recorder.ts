@@ -3,7 +3,7 @@ import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
 import { sampleRow, trajectoryRow, turnOutcomeRow, turnRow } from "./rows.ts";
 import { runs } from "./schema.ts";
-import { prepareStatements, type Statements } from "./statements.ts";
+import { prepareStatements, SAMPLE_CHUNK, type Statements } from "./statements.ts";
 import { BatchWriter, type BatchWriterOptions } from "./writer.ts";
 
 /**
@@ -119,7 +119,10 @@ export class RunRecorder {
       const sampleRows = e.batch.samples.map((s) => sampleRow(this.runId, e.step, s));
       this.queue(() => this.write.stepEnd(stepRow));
       this.pushMetrics(e.step, e.metrics, "step");
-      for (const s of sampleRows) this.queue(() => this.write.sample(s));
+      for (let i = 0; i < sampleRows.length; i += SAMPLE_CHUNK) {
+        const chunk = sampleRows.slice(i, i + SAMPLE_CHUNK);
+        this.queue(() => this.write.samples(chunk));
+      }
       for (const message of e.warnings)
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
     },

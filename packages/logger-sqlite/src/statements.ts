@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { assign, type ColumnKey, columnKeys, compileWrite } from "./compile.ts";
+import { assign, type ColumnKey, columnKeys, compileInsertMany, compileWrite } from "./compile.ts";
 import type { StoreDb } from "./open.ts";
 import {
   logs,
@@ -38,6 +38,9 @@ function without<K extends string, D extends K>(
   const dropped = new Set<string>(drop);
   return keys.filter((k): k is Exclude<K, D> => !dropped.has(k));
 }
+
+/** Rows per multi-row samples INSERT (a step has one sample per turn, or one per trajectory). */
+export const SAMPLE_CHUNK = 64;
 
 /** Columns of a turn that change after turn:end: rewards, and the auto-submit result on the last turn. */
 export const TURN_OUTCOME_KEYS = [
@@ -172,7 +175,10 @@ export function prepareStatements(db: StoreDb) {
           set: excluded(metrics, ["value", "source"]),
         }),
     ),
-    sample: compileWrite(client, samples, sampleKeys, (p) => db.insert(samples).values(p)),
+    /** Samples of a step, up to SAMPLE_CHUNK rows per statement. */
+    samples: compileInsertMany(client, samples, sampleKeys, SAMPLE_CHUNK, (rows) =>
+      db.insert(samples).values(rows),
+    ),
     warning: compileWrite(client, warnings, ["runId", "step", "message"], (p) =>
       db.insert(warnings).values(p),
     ),
