@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Docker from "dockerode";
@@ -89,6 +90,19 @@ async function leftovers(docker: Docker | undefined, runDir: string, seen: Set<n
   return [...[...pids].map((p) => `pid ${p}`), ...containers.map((c) => `container ${c.slice(0, 12)}`)];
 }
 
+/** A TCP port nobody listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -116,15 +130,24 @@ async function faultRun(kind: FaultKind, docker: Docker | undefined, rand: () =>
   const out = mkdtempSync(join(tmpdir(), "air-bench-faults-"));
   const runDir = join(out, "faults");
   const runtime = docker ? ["--env.runtime", "docker", "--env.docker.image", IMAGE] : [];
-  const args = [CONFIG, "--run.output_dir", out, "--run.name", "faults", "--run.max_steps", "40", ...runtime];
+  const port = await freePort();
+  const args = [
+    CONFIG,
+    ...["--run.output_dir", out, "--run.name", "faults", "--run.max_steps", "40", ...runtime],
+    ...["--inference.port", String(port), "--policy.base_url", JSON.stringify(`http://127.0.0.1:${port}/v1`)],
+  ];
   const argv = kind === "SIGKILL bun run" ? ["bun", "run", "rl", ...args] : ["bun", RL, ...args];
+  const log = join(out, "launcher.log");
   const child = trackChild(
-    Bun.spawn(argv, { cwd: REPO, stdout: "ignore", stderr: "ignore", stdin: "ignore" }),
+    Bun.spawn(argv, { cwd: REPO, stdout: Bun.file(log), stderr: Bun.file(log), stdin: "ignore" }),
   );
   const seen = new Set<number>();
   try {
     const up = await until(() => (readPidFile(runDir)?.children.length ?? 0) >= 2, 120_000);
-    if (!up) throw new Error(`the run in ${out} did not start its children within 120 s`);
+    if (!up) {
+      const tail = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").slice(-3).join(" / ") : "";
+      throw new Error(`the run in ${out} did not start its children within 120 s: ${tail}`);
+    }
     await Bun.sleep(2000 + rand() * 10_000);
     const pids = readPidFile(runDir);
     if (!pids) throw new Error("the pid file vanished before the fault");
@@ -283,9 +306,19 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
     docker = undefined;
   }
   const rows: string[][] = [];
+  const notesOut: string[] = [];
   for (const kind of KINDS) {
     const results: FaultRun[] = [];
-    for (let i = 0; i < runsPerKind; i++) results.push(await faultRun(kind, docker, rand));
+    const failures: string[] = [];
+    for (let i = 0; i < runsPerKind; i++) {
+      try {
+        results.push(await faultRun(kind, docker, rand));
+      } catch (error) {
+        failures.push(String(error));
+        console.error(`faults: ${kind}: ${String(error)}`);
+      }
+    }
+    if (failures.length) notesOut.push(`${kind}: ${failures.length} run(s) did not start: ${failures[0]}`);
     const clean = results.filter((r) => r.clean);
     const times = clean.map((r) => r.cleanMs).sort((a, b) => a - b);
     const leaked = results.flatMap((r) => r.leaked);
@@ -351,6 +384,7 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
     tables,
     goals,
     notes: [
+      ...notesOut,
       "Each run is `configs/quickstart.toml` with 40 steps (so the fault lands mid-run), started as `bun rl.ts` " +
         "(or `bun run rl` for the wrapper row). Left behind = a process from the pid file or carrying the run's " +
         "AIR_RUN_DIR marker, or a container labelled with the run dir, still there 10 s after the fault.",
