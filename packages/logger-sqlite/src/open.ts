@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { schema } from "./schema.ts";
 
 /** A drizzle handle over one store file, with the raw bun:sqlite client beside it. */
@@ -29,6 +30,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): StoreDb
   const busy = options.busyTimeoutMs ?? 5000;
   if (options.readonly) {
     if (!existsSync(path)) throw new Error(`no run store at ${path}`);
+    migrateOlderStore(path, busy);
     const client = new Database(path, { readonly: true });
     client.exec(`PRAGMA busy_timeout = ${busy}`);
     const db = drizzle({ client, schema });
@@ -49,4 +51,42 @@ export function openStore(path: string, options: OpenStoreOptions = {}): StoreDb
   const db = drizzle({ client, schema });
   migrate(db, { migrationsFolder: MIGRATIONS_DIR });
   return db;
+}
+
+/**
+ * A reader of a store written by an older air (a migration missing, e.g. a column the read API selects)
+ * migrates it first through a short read-write connection; adding columns leaves a writer still running on it
+ * unaffected. A store that cannot be opened for writing is reported rather than shown half-broken.
+ */
+function migrateOlderStore(path: string, busyMs: number): void {
+  const latest = Math.max(
+    ...readMigrationFiles({ migrationsFolder: MIGRATIONS_DIR }).map((m) => m.folderMillis),
+  );
+  const reader = new Database(path, { readonly: true });
+  let applied: number | null;
+  try {
+    const table = reader
+      .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+      .get();
+    if (!table) return;
+    const row = reader.query("SELECT max(created_at) AS at FROM __drizzle_migrations").get();
+    applied = row && typeof row === "object" && "at" in row ? Number(row.at) : null;
+  } finally {
+    reader.close();
+  }
+  if (applied !== null && applied >= latest) return;
+  let client: Database;
+  try {
+    client = new Database(path, { readwrite: true });
+  } catch (error) {
+    throw new Error(
+      `${path} was written by an older air and needs a schema migration, but cannot be opened for writing: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  try {
+    client.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    migrate(drizzle({ client, schema }), { migrationsFolder: MIGRATIONS_DIR });
+  } finally {
+    client.close();
+  }
 }
