@@ -2,6 +2,7 @@
 """Runs air's parity sequences through an MLGym checkout's own agent tools.
 
 Usage: mlgym_driver.py <mlgym_root> <sequences.json> <out.json> [<agent_config>]
+       mlgym_driver.py --prompts <mlgym_root> <out.json> [<agent_config>]
 
 For each sequence a bash is started in a fresh workspace and prepared the way MLGym's environment and agent
 prepare their container shell: a commands directory on PATH, the aliases file sourced with expand_aliases, the
@@ -10,6 +11,9 @@ files sourced, scripts made executable). Each step goes through the same path as
 guard (a heredoc for edit/insert bodies), the malformed-edit check, `bash -n`, the command followed by MLGym's
 exit-status marker, output read and cleaned by MLGym's own `read_with_timeout`, LAST_ACTION exported, and the
 `state` command read for the footer. Outcomes are written in the parity kit's format (see kit.ts).
+
+With --prompts it writes the command docs and the system message MLGym's own parser
+(mlgym/tools/parsing.py, ParseCommandDetailed) builds from the agent config, for a fixed made-up task.
 
 Nothing of MLGym is copied here: its files are read from <mlgym_root> at run time.
 """
@@ -207,9 +211,44 @@ def run_sequence(utils, root: Path, agent: dict, sequence: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+PROMPT_TASK = {"id": "parityTask", "name": "Parity", "description": "A made-up task.", "training_timeout": 1800}
+
+
+def prompts(root: Path, agent: dict) -> dict:
+    """MLGym's command docs and system message, built by its own parser (simple_parsing stubbed)."""
+    for name in ["simple_parsing", "simple_parsing.helpers", "simple_parsing.helpers.serialization"]:
+        sys.modules.setdefault(name, types.ModuleType(name))
+    serializable = types.ModuleType("simple_parsing.helpers.serialization.serializable")
+
+    class FrozenSerializable:
+        @classmethod
+        def from_dict(cls, d):
+            return cls(**d)
+
+    serializable.FrozenSerializable = FrozenSerializable  # type: ignore[attr-defined]
+    sys.modules["simple_parsing.helpers.serialization.serializable"] = serializable
+    sys.path.insert(0, str(root))
+    from mlgym.tools.parsing import ParseCommand  # noqa: PLC0415
+
+    tools = agent["tools"]
+    parser = ParseCommand.get(tools.get("parser", "ParseCommandBash"))
+    commands = []
+    for file in tools["command_files"]:
+        commands += [c for c in parser.parse_command_file(str(root / file)) if not c.name.startswith("_")]
+    docs = parser.generate_command_docs(commands, **tools.get("env_variables", {}))
+    system = agent["system_template"].format(command_docs=docs, **tools.get("env_variables", {}), **PROMPT_TASK)
+    return {"commandDocs": docs, "system": system}
+
+
 def main() -> None:
     import yaml
 
+    if len(sys.argv) >= 2 and sys.argv[1] == "--prompts":
+        root = Path(sys.argv[2]).resolve()
+        agent_file = Path(sys.argv[4]) if len(sys.argv) == 5 else root / "configs" / "agents" / "default.yaml"
+        out = prompts(root, yaml.safe_load(agent_file.read_text()))
+        Path(sys.argv[3]).write_text(json.dumps(out, indent=1) + "\n")
+        return
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     root = Path(sys.argv[1]).resolve()

@@ -3,15 +3,19 @@
  *   bun packages/env-mlgym/src/parity/cli.ts air [--write | --out <file>] [--mlgym-root <checkout>]   run air's agent
  *     commands (with --mlgym-root: env.aci = "mlgym", that checkout's tools); compare with expected.json, or
  *     write the outcomes to expected.json (--write) or to <file> (--out)
+ *   bun packages/env-mlgym/src/parity/cli.ts prompts --mlgym-root <checkout> --out <file>   the command docs and system
+ *     message air builds from that checkout's agent config (for {@link PROMPT_TASK}), to compare with the driver's
  *   bun packages/env-mlgym/src/parity/cli.ts compare <a.json> <b.json>   MATCH/DIFF per sequence between two outcome files
  * Exit code 1 when any sequence differs.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadMlgymAgent } from "../aci/mlgym-agent.ts";
+import { mlgymSystemPrompt } from "../aci/mlgym-prompts.ts";
 import {
   describeDifference,
   EXPECTED_FILE,
   loadSequences,
+  PROMPT_TASK,
   runAirSequence,
   type SequenceOutcome,
 } from "./kit.ts";
@@ -47,6 +51,11 @@ if (command === "air") {
     const expected = JSON.parse(readFileSync(EXPECTED_FILE, "utf8")) as Outcomes;
     process.exit(compare(expected, outcomes, ["expected", "air"]) ? 0 : 1);
   }
+} else if (command === "prompts") {
+  const root = rest[rest.indexOf("--mlgym-root") + 1] as string;
+  const agent = await loadMlgymAgent(root);
+  const out = { commandDocs: agent.commandDocs, system: mlgymSystemPrompt(agent, PROMPT_TASK) };
+  writeFileSync(rest[rest.indexOf("--out") + 1] as string, `${JSON.stringify(out, null, 1)}\n`);
 } else if (command === "compare" && rest.length === 2) {
   const [a, b] = rest.map((f) => JSON.parse(readFileSync(f as string, "utf8")) as Outcomes) as [
     Outcomes,

@@ -95,6 +95,15 @@ function parityTask(workspace: string): Task {
   };
 }
 
+/** The made-up task whose system message the prompt check compares (the driver's PROMPT_TASK). */
+export const PROMPT_TASK: Task = {
+  ...parityTask("/WS"),
+  id: "parityTask",
+  name: "Parity",
+  description: "A made-up task.",
+  trainingTimeoutS: 1800,
+};
+
 /** Splits an observation into the output above MLGym's footer and the footer's open file and directory. */
 function splitObservation(observation: string, normalise: (s: string) => string): Omit<StepOutcome, "kind"> {
   const at = observation.lastIndexOf("\n(Current Step: ");
