@@ -29,7 +29,7 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
     branching: from("@air/strategies", "branching"),
     interleaved: from("@air/strategies", "interleaved"),
   },
-  policy: { openai: from("@air/policy-openai") },
+  policy: { openai: from("@air/policy-openai"), scripted: from("@air/policy-scripted") },
   trainer: {
     "prime-rl": from("@air/trainer-prime-rl"),
     none: from("@air/trainer-none"),

@@ -1,0 +1,9 @@
+import { scriptedPolicyPlugin } from "./plugin.ts";
+
+export {
+  createScriptedPolicy,
+  type ScriptedConfig,
+  scriptedConfigSchema,
+  scriptedPolicyPlugin,
+} from "./plugin.ts";
+export default scriptedPolicyPlugin;
