@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runToml } from "@air/core/testing";
-import { wandbLogger, wandbLoggerConfig } from "./plugin.ts";
+import { wandbLoggerConfig } from "./options.ts";
+import { wandbLogger } from "./plugin.ts";
 import { decodeFields, readRecords } from "./read-records.ts";
 import { type FakeWandb, fakeWandb } from "./test-server.ts";
 

@@ -1,24 +1,2 @@
-import { definePlugin } from "@air/core";
-import { z } from "zod";
-
-/**
- * A trainer that trains nothing: rollouts only (evaluation, debugging an environment). Batches are counted
- * and dropped; the policy keeps its weights.
- */
-export default definePlugin({
-  name: "none",
-  kind: "trainer",
-  description: "rollouts only: batches are dropped and weights never change",
-  configSchema: z.object({}),
-  create: (_config, ctx) => {
-    let batches = 0;
-    return {
-      submit: async (batch) => {
-        batches++;
-        ctx.log.debug(`dropped batch of step ${batch.step} (${batch.samples.length} samples)`);
-      },
-      waitForWeights: async () => null,
-      close: () => ctx.log.debug(`dropped ${batches} batch(es) in all`),
-    };
-  },
-});
+export { noneTrainerConfig } from "./options.ts";
+export { default } from "./plugin.ts";

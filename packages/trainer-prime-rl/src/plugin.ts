@@ -4,14 +4,14 @@ import { AirError, definePlugin } from "@air/core";
 import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
 import { waitForStepMetrics } from "./metrics.ts";
+import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
 import { broadcastStepDir, primeRlDirs, rolloutStepDir, STABLE_FILE } from "./paths.ts";
-import { type PrimeRlConfig, primeRlConfigSchema } from "./schema.ts";
 import { readStepMap, writeStepMap } from "./steps.ts";
 import { waitForFile } from "./watch.ts";
 import { toTrainingSample } from "./wire.ts";
 import { ZmqMicroBatchSender } from "./zmq/sender.ts";
 
-export { type PrimeRlConfig, primeRlConfigSchema } from "./schema.ts";
+export { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
 
 /**
  * The run dir and metrics file the plugin uses for a config (relative paths from `configDir`).
