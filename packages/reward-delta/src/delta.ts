@@ -1,6 +1,10 @@
 import type { RewardResult, Trajectory } from "@air/core";
 import { type ResolvedMetric, readTurnScore, resolveMetric } from "./metric.ts";
 import type { DeltaConfig } from "./options.ts";
+import { impossibleScore } from "./range.ts";
+
+/** Where a warning about a refused score goes (the plugin passes its logger). */
+export type Warn = (message: string) => void;
 
 /**
  * Per-turn improvement rewards of one trajectory (formulas in the package README). Turn i gets
@@ -10,7 +14,11 @@ import type { DeltaConfig } from "./options.ts";
  * const r = deltaRewards(trajectory, DELTA_DEFAULTS);
  * r.turns; // one reward per turn
  */
-export function deltaRewards(trajectory: Trajectory, config: DeltaConfig): Required<RewardResult> {
+export function deltaRewards(
+  trajectory: Trajectory,
+  config: DeltaConfig,
+  warn: Warn = () => {},
+): Required<RewardResult> {
   const metric = resolveMetric(trajectory.score, config);
   const turns = trajectory.turns;
   if (!metric) {
@@ -23,13 +31,14 @@ export function deltaRewards(trajectory: Trajectory, config: DeltaConfig): Requi
     const invalid = turns.filter((t) => t.evaluationError).length;
     return finish(values, { ...emptyCounts(), invalid_turns: invalid, no_metric: 1 });
   }
-  return scoreWithMetric(trajectory, metric, config);
+  return scoreWithMetric(trajectory, metric, config, warn);
 }
 
 function scoreWithMetric(
   trajectory: Trajectory,
   metric: ResolvedMetric,
   config: DeltaConfig,
+  warn: Warn,
 ): Required<RewardResult> {
   const counts = emptyCounts();
   const values: number[] = [];
@@ -61,6 +70,15 @@ function scoreWithMetric(
     if (score.kind === "invalid") {
       counts.invalid_turns++;
       values.push(config.invalid_reward);
+      continue;
+    }
+    const impossible = impossibleScore(metric.name, score.value);
+    if (impossible) {
+      counts.impossible_turns++;
+      warn(
+        `delta: turn ${turn.index} of ${trajectory.id} (${trajectory.task}) gets no reward: ${impossible}; the task's evaluation is broken or forged (run \`bun run audit\`)`,
+      );
+      values.push(0);
       continue;
     }
     counts.scored_turns++;
@@ -95,6 +113,7 @@ function emptyCounts() {
   return {
     scored_turns: 0,
     invalid_turns: 0,
+    impossible_turns: 0,
     improved_turns: 0,
     worsened_turns: 0,
     no_score: 0,

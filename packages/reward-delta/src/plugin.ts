@@ -17,5 +17,7 @@ export const deltaReward = definePlugin({
   kind: "reward",
   description: "improvement of the priority metric at each validate/submit, aware of metric direction",
   configSchema: deltaConfigSchema,
-  create: (config) => ({ score: (trajectory) => deltaRewards(trajectory, config) }),
+  create: (config, ctx) => ({
+    score: (trajectory) => deltaRewards(trajectory, config, (message) => ctx.log.warn(message)),
+  }),
 });
