@@ -6,6 +6,7 @@ import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
 import { quickstartBenchmark } from "./benchmarks/quickstart.ts";
 import { storeBenchmark } from "./benchmarks/store.ts";
+import { treeBenchmark } from "./benchmarks/tree.ts";
 import type { BenchReport } from "./report.ts";
 
 /** Every benchmark by the name `bun run bench <name>` takes. */
@@ -17,6 +18,7 @@ export const BENCHMARKS = {
   store: storeBenchmark,
   quickstart: quickstartBenchmark,
   faults: faultsBenchmark,
+  tree: treeBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
