@@ -107,7 +107,7 @@ export class MlgymSession implements EnvSession {
     return {
       workspace: await this.sandbox.snapshot(),
       openFile: file === undefined ? undefined : relative(file),
-      top: this.editor.state.line,
+      top: this.tools ? (this.tools.carry.line ?? 0) : this.editor.state.line,
       cwd: relative(this.cwd),
       step: this.step_,
     };
@@ -131,7 +131,9 @@ export class MlgymSession implements EnvSession {
     if (snapshot.openFile !== undefined) {
       this.editor.state.file = absolute(snapshot.openFile);
       this.toolsOpenFile = absolute(snapshot.openFile);
+      if (this.tools) this.tools.carry.openFile = absolute(snapshot.openFile);
     }
+    if (this.tools) this.tools.carry.line = snapshot.top;
     this.editor.state.line = snapshot.top;
     this.step_ = snapshot.step;
     const cd = await this.sandbox.exec(`cd ${shellQuote(absolute(snapshot.cwd))}`, 30_000);
@@ -284,11 +286,7 @@ export class MlgymSession implements EnvSession {
     const timeoutMs = Math.round(
       (training ? this.task.trainingTimeoutS : this.options.config.command_timeout_s) * 1000,
     );
-    const result = await tools.run(
-      command,
-      timeoutMs,
-      this.toolsOpenFile === "n/a" ? undefined : this.toolsOpenFile,
-    );
+    const result = await tools.run(command, timeoutMs);
     const state = await tools.state();
     this.cwd = state.cwd || this.cwd;
     this.toolsOpenFile = state.openFile;

@@ -78,4 +78,19 @@ describe("MlgymToolsShell", () => {
     );
     expect(await shell.state()).toEqual({ openFile: "n/a", cwd: dir });
   });
+
+  test("a fresh shell gets the open file and current line back (shell replaced, fork)", async () => {
+    const first = new MlgymToolsShell(sandbox, agent());
+    await first.run("export CURRENT_FILE=/w/a.py CURRENT_LINE=42", 5000);
+    expect(first.carry.line).toBe(42);
+    expect((await first.state()).openFile).toBe("/w/a.py");
+    const fresh = await BashSandbox.start(dir);
+    try {
+      const second = new MlgymToolsShell(fresh, agent());
+      Object.assign(second.carry, first.carry);
+      expect((await second.run('echo "$CURRENT_FILE:$CURRENT_LINE"', 5000)).output).toBe("/w/a.py:42");
+    } finally {
+      await fresh.close();
+    }
+  });
 });

@@ -69,6 +69,8 @@ export function guardMultiline(action: string, endings: Record<string, string>, 
  */
 export class MlgymToolsShell {
   private ready = false;
+  /** Open file and current line put back when the tools are set up again (a replaced shell, a fork). */
+  readonly carry: { openFile?: string; line?: number } = {};
   private readonly endings: Record<string, string>;
 
   constructor(
@@ -87,8 +89,8 @@ export class MlgymToolsShell {
     return r.output;
   }
 
-  /** Installs the tools in the shell (again after the shell was replaced); `openFile` is kept across a restart. */
-  async setup(openFile?: string): Promise<void> {
+  /** Installs the tools in the shell (again after the shell was replaced), with {@link carry}'s file and line. */
+  async setup(): Promise<void> {
     // MLGym's place ($HOME/commands), or a fresh directory in /tmp when the home is not writable.
     await this.must(
       '__air_tools="$HOME/commands"; { mkdir -p "$__air_tools" && [ -w "$__air_tools" ]; } 2>/dev/null || __air_tools="$(mktemp -d /tmp/mlgym-commands.XXXXXX)"',
@@ -114,13 +116,15 @@ export class MlgymToolsShell {
       if (file.kind === "source") await this.must(`source ${dir}/${shellQuote(file.name)}`);
       if (file.kind === "script") await this.must(`chmod +x ${dir}/${shellQuote(file.name)}`);
     }
+    const { openFile, line } = this.carry;
     if (openFile) await this.must(`export CURRENT_FILE=${shellQuote(openFile)}`);
+    if (line !== undefined) await this.must(`export CURRENT_LINE=${line}`);
     this.ready = true;
   }
 
   /** Runs one agent command the way MLGym's environment does. */
-  async run(command: string, timeoutMs: number, openFile?: string): Promise<ToolsResult> {
-    if (!this.ready) await this.setup(openFile);
+  async run(command: string, timeoutMs: number): Promise<ToolsResult> {
+    if (!this.ready) await this.setup();
     const action = guardMultiline(command, this.endings).trim();
     if (malformedEdit(action)) {
       return {
@@ -135,7 +139,11 @@ export class MlgymToolsShell {
       return { output: cleanOutput(check.output), timedOut: false, exitCode: check.exitCode };
     const result = await this.sandbox.exec(action, timeoutMs);
     if (result.timedOut || result.output.includes(SHELL_RESTARTED)) this.ready = false;
-    else await this.sandbox.exec(`export LAST_ACTION=${shellQuote(action.trim())}`, IO_TIMEOUT_MS);
+    else {
+      await this.sandbox.exec(`export LAST_ACTION=${shellQuote(action.trim())}`, IO_TIMEOUT_MS);
+      const line = Number((await this.sandbox.exec('printf %s "$CURRENT_LINE"', IO_TIMEOUT_MS)).output);
+      if (Number.isFinite(line)) this.carry.line = line;
+    }
     const raw = result.output;
     const evaluation = /<<VALIDATION\|\|[\s\S]*\|\|VALIDATION>>/.test(raw)
       ? "validate"
@@ -151,7 +159,9 @@ export class MlgymToolsShell {
     const r = await this.sandbox.exec(this.agent.stateCommand.name, IO_TIMEOUT_MS);
     try {
       const parsed = JSON.parse(r.output.trim()) as { open_file?: string; working_dir?: string };
-      return { openFile: parsed.open_file ?? "n/a", cwd: parsed.working_dir ?? r.cwd };
+      const openFile = parsed.open_file ?? "n/a";
+      this.carry.openFile = openFile === "n/a" ? undefined : openFile;
+      return { openFile, cwd: parsed.working_dir ?? r.cwd };
     } catch {
       return { openFile: "n/a", cwd: r.cwd };
     }
