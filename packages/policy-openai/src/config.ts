@@ -22,13 +22,28 @@ const history = z
   .strict()
   .prefault({});
 
+const httpUrl = z.url({
+  protocol: /^https?$/,
+  error: "expected an http(s) URL, e.g. http://127.0.0.1:8000/v1",
+});
+
 /** The `[policy]` section of the `openai` policy (without `plugin`). */
 export const openaiPolicyConfig = z
   .object({
     base_url: z
-      .url({ protocol: /^https?$/, error: "expected an http(s) URL, e.g. http://127.0.0.1:8000/v1" })
+      .union([httpUrl, z.array(httpUrl).min(1, "give at least one URL")])
       .default("http://127.0.0.1:8000/v1")
-      .describe("OpenAI-compatible base URL; admin routes (/tokenize, /pause, ...) are at its root"),
+      .describe(
+        "OpenAI-compatible base URL, or a list of servers serving the same model (requests go to the least-loaded one, a rollout stays on its server; weight updates go to all); admin routes (/tokenize, /pause, ...) are at each one's root",
+      ),
+    server_probe_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(2000)
+      .describe(
+        "a server that failed is out of rotation and probed (GET /v1/models) this often until it answers",
+      ),
     api_key: z.string().default("EMPTY").describe("bearer token sent to the server"),
     server: z
       .enum(["auto", "vllm", "sglang", "llama.cpp", "openai"])
@@ -108,7 +123,9 @@ export const openaiPolicyConfig = z
     lora_route: z
       .string()
       .default("/v1/load_lora_adapter")
-      .describe("stock vLLM: /v1/load_lora_adapter; prime-rl's server also has /load_lora_adapter"),
+      .describe(
+        "stock vLLM: /v1/load_lora_adapter (each version loaded as <lora_name>-v<version>, the previous one unloaded through /v1/unload_lora_adapter); prime-rl's server: /load_lora_adapter (one name, reloaded in place)",
+      ),
     admin_timeout_ms: z
       .number()
       .int()
@@ -135,3 +152,21 @@ export const openaiPolicyConfig = z
   });
 
 export type OpenAIPolicyConfig = z.output<typeof openaiPolicyConfig>;
+
+/**
+ * The server URLs of `base_url` (one or a list), without trailing slashes, duplicates dropped.
+ * @example baseUrls({ base_url: ["http://a:8000/v1/", "http://b:8000/v1"] }) // ["http://a:8000/v1", "http://b:8000/v1"]
+ */
+export function baseUrls(config: Pick<OpenAIPolicyConfig, "base_url">): string[] {
+  const list = typeof config.base_url === "string" ? [config.base_url] : config.base_url;
+  return [...new Set(list.map((u) => u.replace(/\/+$/, "")))];
+}
+
+/**
+ * LoRA adapters on stock vLLM (`/v1/load_lora_adapter`) are loaded under a new name per version and the previous
+ * one unloaded; prime-rl's server (`lora_route = "/load_lora_adapter"`) reloads one name in place.
+ * @example loraNaming({ lora_route: "/load_lora_adapter" }) // "in-place"
+ */
+export function loraNaming(config: Pick<OpenAIPolicyConfig, "lora_route">): "versioned" | "in-place" {
+  return config.lora_route.replace(/\/+$/, "") === "/load_lora_adapter" ? "in-place" : "versioned";
+}

@@ -61,6 +61,10 @@ export class FakeServer {
   private readonly waiting: Array<() => void> = [];
   private gateOpen: boolean;
   private readonly served: Set<string>;
+  /** LoRA adapters loaded now. */
+  readonly adapters = new Set<string>();
+  /** When true every request answers 503 (a broken engine behind its HTTP server). */
+  down = false;
   private readonly server: Server<undefined>;
 
   constructor(private readonly options: FakeServerOptions = {}) {
@@ -107,6 +111,7 @@ export class FakeServer {
       query: Object.fromEntries(url.searchParams),
       body,
     });
+    if (this.down) return Response.json(errorBody("engine is dead", 503), { status: 503 });
     const fault = this.faults.get(url.pathname)?.shift();
     if (fault && "hangMs" in fault) await Bun.sleep(fault.hangMs);
     if (fault && "status" in fault) return Response.json(errorBody("injected failure", fault.status), fault);
@@ -125,11 +130,43 @@ export class FakeServer {
         return Response.json({ status: "ok" });
       case "/v1/load_lora_adapter":
       case "/load_lora_adapter":
-        this.served.add(String(body?.lora_name));
-        return new Response(`Success: LoRA adapter '${body?.lora_name}' added successfully.`);
+        return this.loadLora(url.pathname, body ?? {});
+      case "/v1/unload_lora_adapter":
+        return this.unloadLora(body ?? {});
       default:
         return Response.json(errorBody(`no route ${url.pathname}`, 404), { status: 404 });
     }
+  }
+
+  /**
+   * Stock vLLM (`OpenAIServingModels.load_lora_adapter`): a name already loaded is refused with a 400 unless
+   * `load_inplace`; prime-rl's `/load_lora_adapter` reloads in place.
+   */
+  private loadLora(path: string, body: Record<string, unknown>): Response {
+    const name = String(body.lora_name ?? "");
+    if (!name || !body.lora_path) {
+      return Response.json(errorBody("Both 'lora_name' and 'lora_path' must be provided.", 400), {
+        status: 400,
+      });
+    }
+    if (path === "/v1/load_lora_adapter" && body.load_inplace !== true && this.adapters.has(name)) {
+      const message = `The lora adapter '${name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.`;
+      return Response.json(errorBody(message, 400), { status: 400 });
+    }
+    this.adapters.add(name);
+    this.served.add(name);
+    return new Response(`Success: LoRA adapter '${name}' added successfully.`);
+  }
+
+  /** Stock vLLM: an unknown name is a 404. */
+  private unloadLora(body: Record<string, unknown>): Response {
+    const name = String(body.lora_name ?? "");
+    if (!this.adapters.has(name)) {
+      return Response.json(errorBody(`The lora adapter '${name}' cannot be found.`, 404), { status: 404 });
+    }
+    this.adapters.delete(name);
+    this.served.delete(name);
+    return new Response(`Success: LoRA adapter '${name}' removed successfully.`);
   }
 
   private modelCard(id: string) {

@@ -1,5 +1,5 @@
 export { isContextLengthError, readCompletion } from "./completion.ts";
-export { type OpenAIPolicyConfig, openaiPolicyConfig } from "./config.ts";
+export { baseUrls, loraNaming, type OpenAIPolicyConfig, openaiPolicyConfig } from "./config.ts";
 export { detectServer } from "./detect.ts";
 export { type HistoryOptions, processHistory } from "./history.ts";
 export { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";
@@ -9,6 +9,7 @@ export { type CommandSegment, splitCommands } from "./parse/shell.ts";
 export { stripThink } from "./parse/think.ts";
 export { default } from "./plugin.ts";
 export { OpenAIPolicy, type PolicyEnvironment } from "./policy.ts";
+export { type PoolMember, ServerPool } from "./pool.ts";
 export { probeServer } from "./probe.ts";
 export type { PolicyStats } from "./stats.ts";
-export { loadWeights } from "./weights.ts";
+export { adapterName, loadWeights, unloadAdapter } from "./weights.ts";

@@ -239,7 +239,7 @@ describe("weight routes per kind", () => {
 });
 
 describe("rl check probe", () => {
-  const base = (url: string, extra: Record<string, unknown> = {}) =>
+  const base = (url: string | string[], extra: Record<string, unknown> = {}) =>
     openaiPolicyConfig.parse({ base_url: url, retry_backoff_ms: 1, ...extra });
 
   test("a vLLM-shaped server with token data passes; a hosted API without it fails; a 500 is skip", async () => {
@@ -260,6 +260,16 @@ describe("rl check probe", () => {
     });
     const [skip] = await probeServer(base(broken.config.base_url), {});
     expect(skip?.status).toBe("skip");
+  });
+
+  test("with several servers, one result per server", async () => {
+    const good = serve({ "/v1/models": "vllm/models.json", "/v1/chat/completions": "vllm/chat.json" });
+    const urls = [String(good.config.base_url), "http://127.0.0.1:9/v1"];
+    const results = await probeServer(base(urls), {});
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      [`policy server returns training data (${urls[0]})`, "ok"],
+      [`policy server returns training data (${urls[1]})`, "skip"],
+    ]);
   });
 
   test("a server that is not up is skip when the launcher starts it", async () => {

@@ -1,5 +1,5 @@
 import { definePlugin } from "@air/core";
-import { openaiPolicyConfig } from "./config.ts";
+import { baseUrls, openaiPolicyConfig } from "./config.ts";
 import { OpenAIPolicy } from "./policy.ts";
 import { probeServer } from "./probe.ts";
 import { flattenStats, formatStats } from "./stats.ts";
@@ -20,7 +20,8 @@ export default definePlugin({
   description: "OpenAI-compatible chat completions (vLLM): token ids, logprobs, command extraction",
   configSchema: openaiPolicyConfig,
   launch: {
-    needs: (config) => ({ inferenceUrl: config.base_url, weightUpdate: config.weight_update }),
+    // With several servers the launcher checks (or starts) the first; the others are the user's.
+    needs: (config) => ({ inferenceUrl: baseUrls(config)[0], weightUpdate: config.weight_update }),
     preflight: (config, ctx) => probeServer(config, ctx),
   },
   create(config, ctx) {

@@ -398,19 +398,59 @@ describe("loadWeights", () => {
     expect(policy.version).toBe(0);
   });
 
-  test("LoRA: loads the adapter (retrying a 404) and then requests it by name", async () => {
+  test("LoRA on stock vLLM: a new name per version without load_inplace, the previous one unloaded", async () => {
     const server = start();
     server.failNext("/v1/load_lora_adapter", 1, { status: 404 });
     const policy = policyFor(server, { weight_update: "lora", lora_name: "air-lora" });
     await policy.loadWeights({ version: 3, path: "/w/lora_3" });
-    const admin = server.requests.filter((r) => r.path !== "/v1/models");
-    expect(admin.map((r) => [r.path, r.body])).toEqual([
-      ["/v1/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/lora_3", load_inplace: true }],
-      ["/v1/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/lora_3", load_inplace: true }],
-    ]);
     const g = await generate(policy);
-    expect(chatBodies(server)[0]?.model).toBe("air-lora");
+    expect(chatBodies(server)[0]?.model).toBe("air-lora-v3");
     expect(g.policyVersion).toBe(3);
+    await policy.loadWeights({ version: 4, path: "/w/lora_4" });
+    await waitFor(() => !server.adapters.has("air-lora-v3"));
+    await generate(policy);
+    expect(chatBodies(server)[1]?.model).toBe("air-lora-v4");
+    const admin = server.requests.filter((r) => !["/v1/models", "/v1/chat/completions"].includes(r.path));
+    expect(admin.map((r) => [r.path, r.body])).toEqual([
+      ["/v1/load_lora_adapter", { lora_name: "air-lora-v3", lora_path: "/w/lora_3" }],
+      ["/v1/load_lora_adapter", { lora_name: "air-lora-v3", lora_path: "/w/lora_3" }],
+      ["/v1/load_lora_adapter", { lora_name: "air-lora-v4", lora_path: "/w/lora_4" }],
+      ["/v1/unload_lora_adapter", { lora_name: "air-lora-v3" }],
+    ]);
+    expect([...server.adapters]).toEqual(["air-lora-v4"]);
+  });
+
+  test("LoRA: the previous adapter is unloaded only after the requests using it are answered", async () => {
+    const held = start({ gated: true });
+    const policy = policyFor(held, { weight_update: "lora", lora_name: "a" });
+    await policy.loadWeights({ version: 1, path: "/w/1" });
+    const early = generate(policy);
+    await waitFor(() => held.inFlight === 1);
+    await policy.loadWeights({ version: 2, path: "/w/2" });
+    await Bun.sleep(100);
+    expect(held.adapters.has("a-v1")).toBe(true);
+    held.release();
+    expect((await early).policyVersion).toBe(1);
+    await waitFor(() => !held.adapters.has("a-v1"));
+    expect([...held.adapters]).toEqual(["a-v2"]);
+  });
+
+  test("LoRA on prime-rl's server: one name reloaded through /load_lora_adapter", async () => {
+    const server = start();
+    const policy = policyFor(server, {
+      weight_update: "lora",
+      lora_name: "air-lora",
+      lora_route: "/load_lora_adapter",
+    });
+    await policy.loadWeights({ version: 1, path: "/w/1" });
+    await policy.loadWeights({ version: 2, path: "/w/2" });
+    await generate(policy);
+    expect(chatBodies(server)[0]?.model).toBe("air-lora");
+    const admin = server.requests.filter((r) => !["/v1/models", "/v1/chat/completions"].includes(r.path));
+    expect(admin.map((r) => [r.path, r.body])).toEqual([
+      ["/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/1" }],
+      ["/load_lora_adapter", { lora_name: "air-lora", lora_path: "/w/2" }],
+    ]);
   });
 
   test("the config refuses lora without lora_name", () => {

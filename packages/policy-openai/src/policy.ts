@@ -10,17 +10,18 @@ import {
   type WeightsRef,
 } from "@air/core";
 import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
-import type { OpenAIPolicyConfig } from "./config.ts";
+import { baseUrls, loraNaming, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
-import { kindRequestFields, type ServerInfo } from "./kinds.ts";
+import { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";
 import { formatErrorMessage, parseAction } from "./parse/action.ts";
+import { type PoolMember, ServerPool } from "./pool.ts";
 import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
 import { statusOf } from "./retry.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
-import { loadWeights } from "./weights.ts";
+import { loadWeights, unloadAdapter } from "./weights.ts";
 
 /** What the policy needs from the run besides its config. */
 export interface PolicyEnvironment {
@@ -46,16 +47,26 @@ interface Sampled {
 }
 
 /**
- * A policy served by an OpenAI-compatible server (vLLM, prime-rl's server, the tiny server). Captures token
- * ids and logprobs per turn, extracts the command, re-asks on format errors, checks the context window,
- * retries transient failures, bounds concurrency, and updates the server's weights.
+ * A policy served by one or several OpenAI-compatible servers (vLLM, prime-rl's server, the tiny server).
+ * Captures token ids and logprobs per turn, extracts the command, re-asks on format errors, checks the context
+ * window, retries transient failures, bounds concurrency, and updates the servers' weights. With several servers
+ * (`base_url` a list) a rollout's requests stay on one server (prefix cache) chosen by load, a failed server is
+ * probed until it is back (`ServerPool`), and a weight update returns once every server in rotation serves it.
  * @example
  * const policy = new OpenAIPolicy(openaiPolicyConfig.parse({ base_url: "http://127.0.0.1:8000/v1" }), env);
  * const generation = await policy.generate({ messages, rolloutId: "r0", turnIndex: 0, signal });
  */
 export class OpenAIPolicy implements Policy {
+  /** The first server (the only one unless `base_url` is a list). */
   readonly server: InferenceServer;
+  readonly pool: ServerPool;
   private currentVersion = 0;
+  /** The last weights loaded (a server back in rotation gets them first). */
+  private latest?: WeightsRef;
+  /** Weight loads run one at a time (an update, or a server being readmitted). */
+  private loading: Promise<unknown> = Promise.resolve();
+  /** Chat requests in flight per model name (an old adapter is unloaded when none uses it). */
+  private readonly modelUse = new Map<string, number>();
   private requestModel: string;
   private readonly baseModel: string;
   private readonly gate: RequestGate;
@@ -68,7 +79,14 @@ export class OpenAIPolicy implements Policy {
     readonly config: OpenAIPolicyConfig,
     private readonly env: PolicyEnvironment,
   ) {
-    this.server = new InferenceServer(config);
+    const servers = baseUrls(config).map((url) => new InferenceServer(config, url));
+    this.server = servers[0] ?? new InferenceServer(config);
+    this.pool = new ServerPool(servers, {
+      probeMs: config.server_probe_ms,
+      log: env.log,
+      signal: env.signal,
+      readmit: (member) => this.readmit(member),
+    });
     this.baseModel = config.model ?? env.modelName;
     this.requestModel = this.baseModel;
     this.configWindow = config.max_model_len ?? env.maxModelLen;
@@ -96,7 +114,7 @@ export class OpenAIPolicy implements Policy {
       const forced = this.config.server;
       const attempt = this.gate.run(
         "server detection",
-        () => detectServer(this.server, forced, this.baseModel, signal),
+        () => this.pool.use(undefined, (server) => detectServer(server, forced, this.baseModel, signal)),
         signal,
       );
       this.detected = attempt;
@@ -153,11 +171,80 @@ export class OpenAIPolicy implements Policy {
     }
   }
 
+  /**
+   * Loads `weights` into every server in rotation at once and resolves when all of them serve it; a server whose
+   * load fails leaves the rotation (it gets the latest weights before it is readmitted). Fails when none took it.
+   */
   async loadWeights(weights: WeightsRef): Promise<void> {
     const { kind } = await this.serverInfo(this.env.signal);
-    const model = await loadWeights(this.server, this.config, weights, this.env, kind);
+    this.latest = weights;
+    const model = await this.serialized(async () => {
+      const targets = this.pool.up;
+      if (targets.length === 0) {
+        throw new AirError(
+          "POLICY_FAILED",
+          `no inference server in rotation to load weights v${weights.version}`,
+          {
+            plugin: "openai",
+            hook: "loadWeights",
+          },
+        );
+      }
+      const results = await Promise.allSettled(targets.map((m) => this.loadInto(m, weights, kind)));
+      const loaded = results.flatMap((r) => (r.status === "fulfilled" ? [r] : []));
+      const failed = results.flatMap((r, i) =>
+        r.status === "rejected" ? [{ m: targets[i], e: r.reason }] : [],
+      );
+      if (loaded.length === 0) throw failed[0]?.e;
+      for (const { m, e } of failed) if (m !== undefined) this.pool.takeDown(m, e);
+      return loaded[0]?.value;
+    });
+    const previous = this.requestModel;
     if (model !== undefined) this.requestModel = model;
     this.currentVersion = weights.version;
+    if (model !== undefined && previous !== model && loraNaming(this.config) === "versioned") {
+      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous);
+    }
+  }
+
+  /** One server to `weights`; records what it serves. */
+  private async loadInto(
+    member: PoolMember,
+    weights: WeightsRef,
+    kind: ServerKind,
+  ): Promise<string | undefined> {
+    const model = await loadWeights(member.server, this.config, weights, this.env, kind);
+    member.version = weights.version;
+    if (model !== undefined) member.adapter = model;
+    return model;
+  }
+
+  /** A probed server comes back: first the latest weights (and its old adapter unloaded). */
+  private async readmit(member: PoolMember): Promise<void> {
+    const latest = this.latest;
+    if (latest === undefined || member.version >= latest.version) return;
+    const { kind } = await this.serverInfo(this.env.signal);
+    const before = member.adapter;
+    await this.serialized(() => this.loadInto(member, latest, kind));
+    if (before !== undefined && before !== member.adapter && loraNaming(this.config) === "versioned")
+      void this.unloadWhenUnused(member, before);
+  }
+
+  /** Stock vLLM: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
+  private async unloadWhenUnused(member: PoolMember, name: string): Promise<void> {
+    if (name === this.baseModel || name === this.requestModel) return;
+    const until = Date.now() + this.config.admin_timeout_ms;
+    while ((this.modelUse.get(name) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
+      await Bun.sleep(20);
+    }
+    if (this.env.signal.aborted || name === this.requestModel) return;
+    await unloadAdapter(member.server, this.config, name, this.env);
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.loading.then(work, work);
+    this.loading = run.catch(() => undefined);
+    return run;
   }
 
   private finish(sampled: Sampled, action: Action, formatRetries: number, sent: Message[]): Generation {
@@ -189,7 +276,7 @@ export class OpenAIPolicy implements Policy {
     let promptIds: number[] | undefined;
     const limit = this.configWindow ?? info.contextWindow;
     if (limit !== undefined && upperBoundTokens(messages) + maxTokens > limit) {
-      promptIds = await this.tokenizeMessages(info, messages, signal);
+      promptIds = await this.tokenizeMessages(info, messages, request.rolloutId, signal);
       if (promptIds !== undefined) {
         if (promptIds.length >= limit) return this.contextStop(promptIds, version);
         if (promptIds.length + maxTokens > limit) {
@@ -200,8 +287,15 @@ export class OpenAIPolicy implements Policy {
     }
     const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
     let answer: unknown;
+    const model = body.model;
+    this.modelUse.set(model, (this.modelUse.get(model) ?? 0) + 1);
     try {
-      answer = await this.gate.run("chat completion", () => this.server.chat(body, signal), signal, true);
+      answer = await this.gate.run(
+        "chat completion",
+        () => this.pool.use(request.rolloutId, (server) => server.chat(body, signal)),
+        signal,
+        true,
+      );
     } catch (error) {
       if (statusOf(error) === 400 && isContextLengthError(errorMessage(error))) {
         return this.contextStop(promptIds ?? [], version);
@@ -212,6 +306,8 @@ export class OpenAIPolicy implements Policy {
         hook: "generate",
         cause: error,
       });
+    } finally {
+      this.modelUse.set(model, (this.modelUse.get(model) ?? 1) - 1);
     }
     const read = readCompletion(answer);
     const needed = this.config.require_token_data && !this.env.evaluationOnly;
@@ -224,11 +320,17 @@ export class OpenAIPolicy implements Policy {
         usage: read.usage,
       };
     }
-    promptIds = read.promptTokenIds ?? promptIds ?? (await this.tokenizeMessages(info, messages, signal));
+    promptIds =
+      read.promptTokenIds ??
+      promptIds ??
+      (await this.tokenizeMessages(info, messages, request.rolloutId, signal));
     let completionIds = read.completionTokenIds;
     if (completionIds === undefined && read.text !== "" && info.kind === "vllm") {
       const ids = await this.tokenize(
-        () => this.server.tokenizeText(this.requestModel, read.text, signal),
+        () =>
+          this.pool.use(request.rolloutId, (server) =>
+            server.tokenizeText(this.requestModel, read.text, signal),
+          ),
         signal,
       );
       if (ids !== undefined && ids.length === read.logprobs?.length) completionIds = ids;
@@ -286,13 +388,17 @@ export class OpenAIPolicy implements Policy {
   private async tokenizeMessages(
     info: ServerInfo,
     messages: Message[],
+    key: string,
     signal: AbortSignal,
   ): Promise<number[] | undefined> {
     this.gate.count((s) => s.tokenizeCalls++);
     try {
       return await this.gate.run(
         "prompt tokenization",
-        () => promptIdsByKind(this.server, info.kind, this.requestModel, messages, signal),
+        () =>
+          this.pool.use(key, (server) =>
+            promptIdsByKind(server, info.kind, this.requestModel, messages, signal),
+          ),
         signal,
       );
     } catch (error) {

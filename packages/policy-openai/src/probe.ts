@@ -1,5 +1,5 @@
 import { type CheckResult, createLogger, errorMessage, type LaunchContext } from "@air/core";
-import type { OpenAIPolicyConfig } from "./config.ts";
+import { baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { OpenAIPolicy } from "./policy.ts";
 import { isTransient } from "./retry.ts";
 
@@ -13,11 +13,11 @@ function rootCause(error: unknown): unknown {
 }
 
 /**
- * `rl check` for the openai policy: one tiny generation (4 tokens) against `base_url`, reporting the server
- * kind and whether the answer carries what training needs (prompt ids, completion ids, one logprob each).
- * A transient failure (connection refused, 5xx, timeout) is `skip`: it may be a server the launcher has not
- * started yet, or a hiccup; the run itself retries and, if it persists, fails. A server that answers without
- * the data training needs, or refuses the request (4xx), is `fail`.
+ * `rl check` for the openai policy: one tiny generation (4 tokens) against each server of `base_url`, reporting
+ * the server kind and whether the answer carries what training needs (prompt ids, completion ids, one logprob
+ * each); one result per server. A transient failure (connection refused, 5xx, timeout) is `skip`: it may be a
+ * server the launcher has not started yet, or a hiccup; the run itself retries and, if it persists, fails. A
+ * server that answers without the data training needs, or refuses the request (4xx), is `fail`.
  * @example const [result] = await probeServer(config, { configDir, runDir, inferenceUrl });
  */
 export async function probeServer(
@@ -25,6 +25,27 @@ export async function probeServer(
   ctx: Pick<LaunchContext, "inferenceUrl">,
   timeoutMs = 20_000,
 ): Promise<CheckResult[]> {
+  const urls = baseUrls(config);
+  return await Promise.all(
+    urls.map((url) =>
+      probeOne(
+        { ...config, base_url: url },
+        url,
+        urls.length > 1 ? `${NAME} (${url})` : NAME,
+        ctx,
+        timeoutMs,
+      ),
+    ),
+  );
+}
+
+async function probeOne(
+  config: OpenAIPolicyConfig,
+  url: string,
+  name: string,
+  ctx: Pick<LaunchContext, "inferenceUrl">,
+  timeoutMs: number,
+): Promise<CheckResult> {
   const signal = AbortSignal.timeout(timeoutMs);
   const probeConfig: OpenAIPolicyConfig = {
     ...config,
@@ -45,19 +66,17 @@ export async function probeServer(
       turnIndex: 0,
       signal,
     });
-    return [
-      {
-        name: NAME,
-        status: "ok",
-        message: `${info.kind} (${info.evidence}): ${g.promptTokenIds.length} prompt ids, ${g.completionTokenIds.length} completion ids with logprobs`,
-      },
-    ];
+    return {
+      name,
+      status: "ok",
+      message: `${info.kind} (${info.evidence}): ${g.promptTokenIds.length} prompt ids, ${g.completionTokenIds.length} completion ids with logprobs`,
+    };
   } catch (error) {
     if (isTransient(rootCause(error))) {
-      const ours = ctx.inferenceUrl?.replace(/\/+$/, "") === config.base_url.replace(/\/+$/, "");
+      const ours = ctx.inferenceUrl?.replace(/\/+$/, "") === url;
       const why = ours ? "not up yet (the launcher starts it)" : "could not be checked";
-      return [{ name: NAME, status: "skip", message: `${config.base_url} ${why}: ${errorMessage(error)}` }];
+      return { name, status: "skip", message: `${url} ${why}: ${errorMessage(error)}` };
     }
-    return [{ name: NAME, status: "fail", message: `${config.base_url}: ${errorMessage(error)}` }];
+    return { name, status: "fail", message: `${url}: ${errorMessage(error)}` };
   }
 }

@@ -1,5 +1,5 @@
 import type { Message } from "@air/core";
-import type { OpenAIPolicyConfig } from "./config.ts";
+import { baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { HttpStatusError } from "./retry.ts";
 
 /** The body of one chat completion request: OpenAI fields plus the server kind's own (see `kindRequestFields`). */
@@ -28,6 +28,7 @@ export interface TokenizeResult {
  * request more than fetch + JSON.parse (measured: 0.23–0.25 vs 0.07–0.08 ms per request, 64 in flight, a
  * 12 KB prompt and a vLLM-sized answer), a third of the orchestrator's CPU per turn. Admin routes (`/tokenize`,
  * `/pause`, `/update_weights`, ...) live at the server root, i.e. `base_url` without `/v1`, as in prime-rl.
+ * One object per server URL (`base_url` may list several; the first is the default).
  * @example const server = new InferenceServer(config); const models = await server.models(signal);
  */
 export class InferenceServer {
@@ -36,8 +37,11 @@ export class InferenceServer {
   private readonly chatUrl: string;
   private readonly headers: Record<string, string>;
 
-  constructor(private readonly config: OpenAIPolicyConfig) {
-    this.baseUrl = config.base_url.replace(/\/+$/, "");
+  constructor(
+    private readonly config: OpenAIPolicyConfig,
+    baseUrl: string = baseUrls(config)[0] ?? "",
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.rootUrl = this.baseUrl.replace(/\/v1$/, "");
     this.chatUrl = `${this.baseUrl}/chat/completions`;
     this.headers = { authorization: `Bearer ${config.api_key}`, "content-type": "application/json" };

@@ -1,16 +1,20 @@
 import { AirError, errorMessage, type WeightsRef } from "@air/core";
-import type { OpenAIPolicyConfig } from "./config.ts";
+import { loraNaming, type OpenAIPolicyConfig } from "./config.ts";
 import type { ServerKind } from "./kinds.ts";
 import type { PolicyEnvironment } from "./policy.ts";
 import { isTransient, statusOf, withRetries } from "./retry.ts";
 import type { InferenceServer } from "./server.ts";
 
 /**
- * Tells the inference server to use new weights, as prime-rl v0.8.0's client does. Full weights:
+ * Tells one inference server to use new weights, as prime-rl v0.8.0's client does. Full weights:
  * `POST /pause?mode=keep&clear_cache=false`, `POST /update_weights {"weight_dir"}`, and always `POST /resume`
- * (also when the update failed). LoRA: `POST <lora_route> {"lora_name", "lora_path", "load_inplace": true}` (the
- * same name is reloaded every version), retried on 404 (files not visible yet) and 5xx. Every call is retried with backoff on transient errors. Resolves with the model
- * name later requests must use (the adapter's name for LoRA).
+ * (also when the update failed); SGLang: `POST /update_weights_from_disk`. LoRA on stock vLLM
+ * (`loraNaming` "versioned"): `POST /v1/load_lora_adapter {"lora_name": "<lora_name>-v<version>", "lora_path"}`
+ * — a new name per version, never `load_inplace` (vLLM keeps that flag on the request and reloads the adapter from
+ * disk at every scheduler step); the caller unloads the previous name (`unloadAdapter`). LoRA on prime-rl's
+ * server ("in-place"): `POST /load_lora_adapter {"lora_name", "lora_path"}`, one name (its wrapper reloads in
+ * place). LoRA loads are retried on 404 (files not visible yet) and 5xx; every call on transient errors.
+ * Resolves with the model name later requests must use (the adapter's name for LoRA).
  * @example await loadWeights(server, config, { version: 3, path: "/run/broadcasts/step_3", kind: "full" }, env);
  */
 export async function loadWeights(
@@ -62,14 +66,17 @@ export async function loadWeights(
       });
     }
     const loraRetryable = (e: unknown) => statusOf(e) === 404 || isTransient(e);
-    await post(
-      config.lora_route,
-      { lora_name: name, lora_path: path, load_inplace: true },
-      config.admin_timeout_ms,
-      loraRetryable,
-    );
-    env.log.info(`loaded LoRA adapter ${name} v${weights.version} from ${path}`);
-    return name;
+    const adapter = adapterName(config, name, weights.version);
+    await post(config.lora_route, { lora_name: adapter, lora_path: path }, config.admin_timeout_ms, (e) => {
+      // a retry of a load whose answer was lost: vLLM says the name is loaded already
+      if (statusOf(e) === 400 && /already been loaded/.test(errorMessage(e))) return false;
+      return loraRetryable(e);
+    }).catch((error: unknown) => {
+      if (/already been loaded/.test(errorMessage(error))) return undefined;
+      throw error;
+    });
+    env.log.info(`loaded LoRA adapter ${adapter} (v${weights.version}) from ${path} on ${server.baseUrl}`);
+    return adapter;
   }
   if (serverKind === "sglang") {
     // SGLang: POST /update_weights_from_disk {model_path, weight_version} → {success, message}.
@@ -107,4 +114,41 @@ export async function loadWeights(
     await post("/resume", undefined, config.admin_timeout_ms, isTransient);
   }
   return undefined;
+}
+
+/**
+ * The model name of LoRA weights `version`: `<lora_name>-v<version>` on stock vLLM, `lora_name` on prime-rl's
+ * server (reloaded in place).
+ * @example adapterName(config, "air-lora", 3) // "air-lora-v3"
+ */
+export function adapterName(config: OpenAIPolicyConfig, name: string, version: number): string {
+  return loraNaming(config) === "versioned" ? `${name}-v${version}` : name;
+}
+
+/**
+ * Stock vLLM: `POST /v1/unload_lora_adapter {"lora_name"}` (vLLM's `UnloadLoRAAdapterRequest`); a 404 (not
+ * loaded, e.g. the server restarted) is fine. Retried on transient errors.
+ * @example await unloadAdapter(server, config, "air-lora-v2", env);
+ */
+export async function unloadAdapter(
+  server: InferenceServer,
+  config: OpenAIPolicyConfig,
+  name: string,
+  env: PolicyEnvironment,
+): Promise<void> {
+  try {
+    await withRetries(
+      () => server.admin("/v1/unload_lora_adapter", { lora_name: name }, config.admin_timeout_ms, env.signal),
+      {
+        retries: config.admin_max_attempts - 1,
+        backoffMs: config.retry_backoff_ms,
+        backoffMaxMs: config.retry_backoff_max_ms,
+        signal: env.signal,
+        retryable: isTransient,
+      },
+    );
+  } catch (error) {
+    if (statusOf(error) === 404) return;
+    env.log.warn(`unloading LoRA adapter ${name} on ${server.baseUrl}: ${errorMessage(error)}`);
+  }
 }
