@@ -12,6 +12,8 @@ export interface EventHandlers {
     step: number;
     policyVersion: number;
     attempt: number;
+    /** "eval" for a periodic evaluation's rollout (`orchestrator.eval_every`); absent or "train" otherwise. */
+    split?: "train" | "eval";
   }) => unknown;
   "turn:end": (e: { rolloutId: string; step: number; turn: Turn }) => unknown;
   "rollout:end": (e: { trajectory: Trajectory }) => unknown;

@@ -9,7 +9,7 @@ import { PendingWork } from "./pending.ts";
 import type { PluginBase, PluginContext, PluginInstances, PluginKind } from "./plugin.ts";
 
 /** What the caller (the launcher) tells every plugin besides the config: see `PluginContext`. */
-export type HostContext = Pick<PluginContext, "inferenceUrl" | "envGpuIds" | "evaluation">;
+export type HostContext = Pick<PluginContext, "inferenceUrl" | "envGpuIds" | "evaluation" | "resume">;
 
 export interface PluginHostOptions {
   /** Where log lines go besides the bus (default: stderr at `run.log_level`). */

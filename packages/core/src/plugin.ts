@@ -49,6 +49,11 @@ export interface PluginContext {
   envGpuIds?: number[];
   /** True in an evaluation (`eval`): nothing is trained, so a policy needs no token ids or logprobs. */
   evaluation?: boolean;
+  /**
+   * Set when the launcher resumes a run (`rl --resume`) at `startStep`: a logger continues the run it recorded
+   * in this run dir instead of starting a new one (the sqlite store drops the interrupted steps' rows first).
+   */
+  resume?: { startStep: number };
   /** Aborted when the run stops; long waits should listen to it. */
   signal: AbortSignal;
   /** Emits an event on the run's bus (e.g. a runtime reporting container state). */

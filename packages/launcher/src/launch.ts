@@ -214,7 +214,12 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
             writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
           ),
         ),
-        context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
+        context: {
+          inferenceUrl: inferenceBaseUrl(config),
+          envGpuIds: gpus.env,
+          // A logger continues the run it recorded in this dir (the sqlite store: one run, not two).
+          resume: options.resume ? { startStep } : undefined,
+        },
         startStep,
         initialWeights,
       });

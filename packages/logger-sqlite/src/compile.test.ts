@@ -102,6 +102,8 @@ describe("compileWrite", () => {
       "source",
       "startedAt",
       "endedAt",
+      "heartbeatAt",
+      "resumes",
     ]);
   });
 });

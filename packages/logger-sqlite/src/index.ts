@@ -5,6 +5,7 @@ export {
   importAirAgent,
   readAirAgentFiles,
 } from "./air-agent.ts";
+export { AUDITS_DDL, type AuditRow, readLatestAudits, recordAudits } from "./audits.ts";
 export { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 export { MIGRATIONS_DIR, type OpenStoreOptions, openStore, type StoreDb } from "./open.ts";
 export { type SqliteLoggerConfig, sqliteLoggerConfig } from "./options.ts";
@@ -18,7 +19,8 @@ export {
   type TrajectoryRecord,
   type TurnRecord,
 } from "./read.ts";
-export { RunRecorder } from "./recorder.ts";
+export { HEARTBEAT_MS, type RecordedRunInfo, type RecorderOptions, RunRecorder } from "./recorder.ts";
+export { type ContinuedRun, continueRun } from "./resume.ts";
 export * as tables from "./schema.ts";
 export { schema } from "./schema.ts";
 export {

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,19 @@ import { runs, trajectories, turns } from "./schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-open-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Makes a fresh store look like one written when only the first `keep` migrations existed. */
+function downgrade(client: Database, keep: number): void {
+  if (keep < 3) {
+    client.exec("ALTER TABLE runs DROP COLUMN heartbeat_at");
+    client.exec("ALTER TABLE runs DROP COLUMN resumes");
+    client.exec("ALTER TABLE trajectories DROP COLUMN split");
+  }
+  if (keep < 2) client.exec("ALTER TABLE turns DROP COLUMN prompt_from_previous");
+  client.exec(
+    `DELETE FROM __drizzle_migrations WHERE created_at NOT IN (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT ${keep})`,
+  );
+}
 
 test("the dashboard's read-only open migrates a store written before the latest migration", () => {
   const path = join(dir, "old.db");
@@ -22,10 +36,7 @@ test("the dashboard's read-only open migrates a store written before the latest 
     .values({ runId: 1, rolloutId: "r", idx: 0, promptMessagesJson: "[]", completion: "c", observation: "o" })
     .run();
   // What an air.db from before migration 0001 looks like: no prompt_from_previous, one migration recorded.
-  writer.$client.exec("ALTER TABLE turns DROP COLUMN prompt_from_previous");
-  writer.$client.exec(
-    "DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)",
-  );
+  downgrade(writer.$client, 1);
   writer.$client.close();
   const reader = openStore(path, { readonly: true });
   try {
@@ -35,6 +46,39 @@ test("the dashboard's read-only open migrates a store written before the latest 
     expect(columns).toContainEqual({ name: "prompt_from_previous" });
     const t = readTrajectory(reader, 1, "r");
     expect(t?.turns.map((x) => [x.completion, x.promptFromPrevious])).toEqual([["c", false]]);
+  } finally {
+    reader.$client.close();
+  }
+});
+
+test("migration 0002: an older store gains split (its eval rollouts marked eval), heartbeat_at and resumes", () => {
+  const path = join(dir, "v0001.db");
+  const writer = openStore(path);
+  writer.insert(runs).values({ name: "old", startedAt: 0 }).run();
+  const rows: Array<[string, string]> = [
+    ["s0-r0", "0:ex"],
+    ["e0-r1", "eval:0:ex"],
+  ];
+  for (const [rolloutId, groupId] of rows)
+    writer
+      .insert(trajectories)
+      .values({ runId: 1, rolloutId, step: 0, exampleId: "ex", task: "t", groupId })
+      .run();
+  downgrade(writer.$client, 2);
+  writer.$client.close();
+  const reader = openStore(path, { readonly: true });
+  try {
+    const rows = reader
+      .select({ id: trajectories.rolloutId, split: trajectories.split })
+      .from(trajectories)
+      .all();
+    expect(rows).toEqual([
+      { id: "s0-r0", split: "train" },
+      { id: "e0-r1", split: "eval" },
+    ]);
+    expect(reader.select({ resumes: runs.resumes, heartbeatAt: runs.heartbeatAt }).from(runs).all()).toEqual([
+      { resumes: 0, heartbeatAt: null },
+    ]);
   } finally {
     reader.$client.close();
   }

@@ -13,6 +13,14 @@ export const sqliteLoggerConfig = z
       .enum(["NORMAL", "FULL"])
       .default("NORMAL")
       .describe("SQLite synchronous: NORMAL survives a killed process, FULL also a power cut"),
+    heartbeat_ms: z
+      .number()
+      .int()
+      .min(0)
+      .default(5000)
+      .describe(
+        "write runs.heartbeat_at this often (0: never); the dashboard shows a silent running run as dead",
+      ),
   })
   .strict();
 export type SqliteLoggerConfig = z.output<typeof sqliteLoggerConfig>;

@@ -23,11 +23,17 @@ export default definePlugin({
       {
         flushRows: config.flush_rows,
         flushMs: config.flush_ms,
+        heartbeatMs: config.heartbeat_ms,
         onError: (error) => ctx.log.error(`write to ${file} failed: ${errorMessage(error)}`),
       },
-      { name: ctx.runName, runDir: ctx.runDir },
+      { name: ctx.runName, runDir: ctx.runDir, resume: ctx.resume },
     );
-    ctx.log.debug(`recording run ${recorder.runId} into ${file}`);
+    const resumed = recorder.continued;
+    if (resumed)
+      ctx.log.info(
+        `continuing run ${resumed.runId} in ${file}: dropped ${resumed.droppedTrajectories} trajectories of ${resumed.droppedSteps} interrupted step(s)`,
+      );
+    else ctx.log.debug(`recording run ${recorder.runId} into ${file}`);
     return { hooks: recorder.hooks, close: () => recorder.close() };
   },
 });

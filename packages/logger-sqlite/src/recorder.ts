@@ -1,10 +1,26 @@
 import type { EventHandlers, Turn } from "@air/core";
 import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
+import { type ContinuedRun, continueRun } from "./resume.ts";
 import { sampleRow, trajectoryRow, turnOutcomeRow, turnRow } from "./rows.ts";
 import { runs } from "./schema.ts";
 import { prepareStatements, SAMPLE_CHUNK, type Statements } from "./statements.ts";
 import { BatchWriter, type BatchWriterOptions } from "./writer.ts";
+
+/** How often a recorder writes its heartbeat by default (see `STALE_MS` for when a reader calls a run dead). */
+export const HEARTBEAT_MS = 5000;
+
+export interface RecorderOptions extends BatchWriterOptions {
+  /** Milliseconds between heartbeats (`runs.heartbeat_at`); 0 writes none. Default `HEARTBEAT_MS`. */
+  heartbeatMs?: number;
+}
+
+/** The run a recorder records: its name and dir, and `resume` when it continues the run stored for that dir. */
+export interface RecordedRunInfo {
+  name: string;
+  runDir?: string;
+  resume?: { startStep: number };
+}
 
 /**
  * Turns run events into store rows. Handlers only build rows and queue prepared writes; `writer` flushes
@@ -26,19 +42,44 @@ export class RunRecorder {
   /** Turn indices stored at turn:end per rollout; rollout:end then only updates their outcome. */
   private readonly storedTurns = new Map<string, Set<number>>();
 
+  /** Set when this recorder continues a run (`rl --resume`): what it dropped of the interrupted steps. */
+  readonly continued: ContinuedRun | undefined;
+  private readonly heartbeat: ReturnType<typeof setInterval> | undefined;
+
   constructor(
     readonly db: StoreDb,
-    options: BatchWriterOptions,
-    run: { name: string; runDir?: string } = { name: "run" },
+    options: RecorderOptions,
+    run: RecordedRunInfo = { name: "run" },
   ) {
-    const row = db
-      .insert(runs)
-      .values({ name: run.name, runDir: run.runDir ?? null, startedAt: Date.now() })
-      .returning({ id: runs.id })
-      .get();
-    this.runId = row.id;
+    this.continued = run.resume && run.runDir ? continueRun(db, run.runDir, run.resume.startStep) : undefined;
+    this.runId =
+      this.continued?.runId ??
+      db
+        .insert(runs)
+        .values({
+          name: run.name,
+          runDir: run.runDir ?? null,
+          startedAt: Date.now(),
+          heartbeatAt: Date.now(),
+        })
+        .returning({ id: runs.id })
+        .get().id;
     this.write = prepareStatements(db);
     this.writer = new BatchWriter(db.$client, options);
+    const every = options.heartbeatMs ?? HEARTBEAT_MS;
+    if (every > 0) {
+      this.heartbeat = setInterval(() => this.beat(), every);
+      this.heartbeat.unref?.();
+    }
+  }
+
+  /** Writes `runs.heartbeat_at = now` (a reader shows a running run without a fresh heartbeat as dead). */
+  beat(): void {
+    try {
+      this.write.heartbeat({ id: this.runId, heartbeatAt: Date.now() });
+    } catch (error) {
+      this.writer.reportError(error);
+    }
   }
 
   private queue(op: () => void): void {
@@ -69,6 +110,7 @@ export class RunRecorder {
         exampleId: e.exampleId,
         task: e.task,
         groupId: e.groupId,
+        split: e.split ?? "train",
         attempt: e.attempt,
         status: "running",
         turnCount: 0,
@@ -188,6 +230,7 @@ export class RunRecorder {
 
   /** Flushes what is queued and closes the database; later events are dropped. */
   close(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.writer.close();
     this.db.$client.close();
   }

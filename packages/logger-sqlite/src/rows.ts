@@ -61,6 +61,7 @@ export function trajectoryRow(runId: number, t: Trajectory, attempt: number) {
     exampleId: t.exampleId,
     task: t.task,
     groupId: t.groupId,
+    split: t.split ?? "train",
     attempt,
     status: t.stopReason === "failed" ? "failed" : "done",
     stopReason: t.stopReason,

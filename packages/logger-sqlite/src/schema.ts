@@ -14,6 +14,13 @@ export const runs = sqliteTable("runs", {
   source: text("source").notNull().default("air").$type<"air" | "air-agent">(),
   startedAt: integer("started_at").notNull(),
   endedAt: integer("ended_at"),
+  /**
+   * Last time the writing process said it was alive (the sqlite logger writes it every few seconds): a
+   * "running" run whose heartbeat is old lost its launcher (see `liveStatus`).
+   */
+  heartbeatAt: integer("heartbeat_at"),
+  /** How many times `rl --resume` continued this run; each resume drops the interrupted steps' rows first. */
+  resumes: integer("resumes").notNull().default(0),
 });
 
 export const steps = sqliteTable(
@@ -39,6 +46,8 @@ export const trajectories = sqliteTable(
     runId: integer("run_id").notNull(),
     rolloutId: text("rollout_id").notNull(),
     step: integer("step").notNull(),
+    /** "eval" for a periodic evaluation's rollout (`orchestrator.eval_every`): never trained on, kept out of training stats. */
+    split: text("split").notNull().default("train").$type<"train" | "eval">(),
     exampleId: text("example_id").notNull(),
     task: text("task").notNull(),
     groupId: text("group_id").notNull(),

@@ -70,6 +70,7 @@ export function prepareStatements(db: StoreDb) {
     "exampleId",
     "task",
     "groupId",
+    "split",
     "attempt",
     "status",
     "turnCount",
@@ -102,6 +103,12 @@ export function prepareStatements(db: StoreDb) {
       db
         .update(runs)
         .set(assign(p, ["name", "runDir", "configJson"]))
+        .where(eq(runs.id, p.id)),
+    ),
+    heartbeat: compileWrite(client, runs, ["id", "heartbeatAt"], (p) =>
+      db
+        .update(runs)
+        .set(assign(p, ["heartbeatAt"]))
         .where(eq(runs.id, p.id)),
     ),
     runEnd: compileWrite(client, runs, ["id", "status", "error", "endedAt"], (p) =>

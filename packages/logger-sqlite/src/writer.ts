@@ -54,6 +54,11 @@ export class BatchWriter {
     this.closed = true;
   }
 
+  /** Passes an error of a write made outside the queue to `onError`. */
+  reportError(error: unknown): void {
+    this.options.onError?.(error);
+  }
+
   /** Runs every queued operation now, in one transaction. */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);

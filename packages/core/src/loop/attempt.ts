@@ -75,6 +75,7 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
       step,
       policyVersion: deps.policyVersion(),
       attempt,
+      split,
     });
     try {
       const trajectory = await runRollout(deps, { rolloutId, example, groupId, step });

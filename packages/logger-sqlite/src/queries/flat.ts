@@ -1,7 +1,7 @@
 import { and, countDistinct, desc, eq, inArray } from "drizzle-orm";
 import type { StoreDb } from "../open.ts";
 import { metrics, trajectories, turns, warnings } from "../schema.ts";
-import { timedOut } from "./series.ts";
+import { timedOut, training } from "./series.ts";
 
 /** The step metrics that explain a flat reward (every advantage 0). */
 export const FLAT_REWARD_METRICS = [
@@ -55,7 +55,7 @@ export function flatRewardRows(db: StoreDb, runId: number, limit = 50) {
           trajectories,
           and(eq(trajectories.runId, turns.runId), eq(trajectories.rolloutId, turns.rolloutId)),
         )
-        .where(and(eq(turns.runId, runId), timedOut(turns.toolError)))
+        .where(and(eq(turns.runId, runId), training, timedOut(turns.toolError)))
         .groupBy(trajectories.step)
         .all();
   const warned = db

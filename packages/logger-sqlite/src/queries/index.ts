@@ -1,7 +1,18 @@
 export { FLAT_REWARD_METRICS, type FlatRewardRow, flatRewardRows } from "./flat.ts";
-export { getRun, listRuns, type RunListRow, type RunRecord, runStatus } from "./runs.ts";
 export {
+  getRun,
+  type LiveStatus,
+  listRuns,
+  liveStatus,
+  type RunListRow,
+  type RunRecord,
+  runStatus,
+  STALE_MS,
+} from "./runs.ts";
+export {
+  type EvalRolloutRow,
   episodeImprovements,
+  evalRollouts,
   metricNames,
   metricRows,
   passAtK,

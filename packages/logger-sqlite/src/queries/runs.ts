@@ -4,16 +4,41 @@ import { metrics, runs, steps, trajectories, turns } from "../schema.ts";
 
 export type RunRecord = typeof runs.$inferSelect;
 
+/**
+ * How old a running run's heartbeat may get before a reader calls the run dead: six of the recorder's
+ * 5-second heartbeats missed.
+ */
+export const STALE_MS = 30_000;
+
+/** A run's status as a reader should show it: "dead" when stored "running" but its writer stopped beating. */
+export type LiveStatus = string;
+
+/**
+ * The status to show: the stored one, except that a "running" run whose heartbeat (or, for a store written
+ * before heartbeats, its start) is older than `staleMs` is "dead" — its launcher was killed before it could
+ * write the run's end.
+ * @example liveStatus({ status: "running", heartbeatAt: Date.now() - 60_000, startedAt: 0 }) // "dead"
+ */
+export function liveStatus(
+  run: Pick<RunRecord, "status" | "heartbeatAt" | "startedAt">,
+  now = Date.now(),
+  staleMs = STALE_MS,
+): LiveStatus {
+  if (run.status !== "running") return run.status;
+  return now - (run.heartbeatAt ?? run.startedAt) > staleMs ? "dead" : "running";
+}
+
 /** A scalar subquery as a typed column (`(SELECT …)`). */
 export function scalar<T>(query: { getSQL(): SQL }): SQL<T> {
   return sql<T>`(${query.getSQL()})`;
 }
 
 /**
- * Every run, newest first, with its finished-step and trajectory counts and its last `reward/mean`.
- * @example for (const r of listRuns(db)) console.log(r.name, r.stepCount, r.lastReward);
+ * Every run, newest first, with its finished-step and trajectory counts, its last `reward/mean` and `state`
+ * (`liveStatus`: "dead" for a running run without a fresh heartbeat).
+ * @example for (const r of listRuns(db)) console.log(r.name, r.state, r.stepCount, r.lastReward);
  */
-export function listRuns(db: StoreDb) {
+export function listRuns(db: StoreDb, now = Date.now()) {
   const lastReward = db
     .select({ value: metrics.value })
     .from(metrics)
@@ -29,7 +54,8 @@ export function listRuns(db: StoreDb) {
     })
     .from(runs)
     .orderBy(desc(runs.id))
-    .all();
+    .all()
+    .map((r) => ({ ...r, state: liveStatus(r, now) }));
 }
 export type RunListRow = ReturnType<typeof listRuns>[number];
 
@@ -43,10 +69,10 @@ export function getRun(db: StoreDb, runId: number): RunRecord | undefined {
 
 /**
  * A cheap change marker for live polling: last finished step, trajectory and metric counts, the newest turn
- * row and the status, folded into `version`. Undefined for an unknown run.
- * @example const { version } = runStatus(db, 1)!;
+ * row and the status as shown (`state`, see `liveStatus`), folded into `version`. Undefined for an unknown run.
+ * @example const { version, state } = runStatus(db, 1)!;
  */
-export function runStatus(db: StoreDb, runId: number) {
+export function runStatus(db: StoreDb, runId: number, now = Date.now()) {
   const lastStep = db
     .select({ step: max(steps.step) })
     .from(steps)
@@ -58,15 +84,22 @@ export function runStatus(db: StoreDb, runId: number) {
       metrics: db.$count(metrics, eq(metrics.runId, runId)),
       turns: sql<number | null>`(SELECT max(rowid) FROM ${turns})`,
       status: runs.status,
+      heartbeatAt: runs.heartbeatAt,
+      startedAt: runs.startedAt,
+      resumes: runs.resumes,
     })
     .from(runs)
     .where(eq(runs.id, runId))
     .get();
   if (!row) return undefined;
+  const state = liveStatus(row, now);
   return {
     lastStep: row.lastStep,
     trajectories: row.trajectories,
-    version: `${row.lastStep}:${row.trajectories}:${row.metrics}:${row.turns}:${row.status}`,
+    version: `${row.lastStep}:${row.trajectories}:${row.metrics}:${row.turns}:${state}:${row.resumes}`,
     status: row.status,
+    state,
+    heartbeatAt: row.heartbeatAt,
+    resumes: row.resumes,
   };
 }

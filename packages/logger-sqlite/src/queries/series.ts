@@ -2,6 +2,9 @@ import { and, asc, count, eq, isNotNull, like, ne, type SQL, sql } from "drizzle
 import type { StoreDb } from "../open.ts";
 import { evaluations, metrics, samples, steps, trajectories, turns } from "../schema.ts";
 
+/** Rollouts trained on: a periodic evaluation's rollouts (split "eval") stay out of training stats. */
+export const training = eq(trajectories.split, "train");
+
 /** `avg(x)` as a number (drizzle's `avg` returns text for exactness; these are plain means for charts). */
 export const mean = (x: SQL | { getSQL(): SQL }) => sql<number | null>`avg(${x})`;
 /** `sum(condition)`: how many rows of the group match (null when the condition is null on every row). */
@@ -34,7 +37,7 @@ export function metricNames(db: StoreDb, runId: number) {
 }
 
 /**
- * Per step, over the run's finished trajectories: how many, the share that validated, how many failed and
+ * Per step, over the run's finished training trajectories (not eval rollouts): how many, the share that validated, how many failed and
  * the mean turn count.
  * @example const [first] = trajectoryStepStats(db, 1); first?.validateRate;
  */
@@ -48,7 +51,7 @@ export function trajectoryStepStats(db: StoreDb, runId: number) {
       turns: mean(trajectories.turnCount),
     })
     .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), ne(trajectories.status, "running")))
+    .where(and(eq(trajectories.runId, runId), training, ne(trajectories.status, "running")))
     .groupBy(trajectories.step)
     .orderBy(asc(trajectories.step))
     .all();
@@ -59,7 +62,7 @@ export const timedOut = (column: SQL | { getSQL(): SQL }) =>
   sql`(${column} LIKE '%timeout%' OR ${column} LIKE '%timed out%')`;
 
 /**
- * Per step (of the trajectory), how many turns had a format, tool or evaluation error or a timed-out command.
+ * Per step (of the training trajectory), how many turns had a format, tool or evaluation error or a timed-out command.
  * @example turnErrorsPerStep(db, 1).map((r) => [r.step, r.parse]);
  */
 export function turnErrorsPerStep(db: StoreDb, runId: number) {
@@ -76,14 +79,14 @@ export function turnErrorsPerStep(db: StoreDb, runId: number) {
       trajectories,
       and(eq(trajectories.runId, turns.runId), eq(trajectories.rolloutId, turns.rolloutId)),
     )
-    .where(eq(turns.runId, runId))
+    .where(and(eq(turns.runId, runId), training))
     .groupBy(trajectories.step)
     .orderBy(asc(trajectories.step))
     .all();
 }
 
 /**
- * Per step and task, the mean final and baseline score of finished trajectories.
+ * Per step and task, the mean final and baseline score of finished training trajectories.
  * @example taskScoresPerStep(db, 1).filter((r) => r.task === "titanic");
  */
 export function taskScoresPerStep(db: StoreDb, runId: number) {
@@ -95,7 +98,7 @@ export function taskScoresPerStep(db: StoreDb, runId: number) {
       baselineScore: mean(trajectories.baselineScore),
     })
     .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), ne(trajectories.status, "running")))
+    .where(and(eq(trajectories.runId, runId), training, ne(trajectories.status, "running")))
     .groupBy(trajectories.step, trajectories.task)
     .orderBy(asc(trajectories.step))
     .all();
@@ -123,14 +126,14 @@ export function sampleAdvantages(db: StoreDb, runId: number) {
 }
 
 /**
- * The improvement of every trajectory that has one, in recording order (one point per episode).
+ * The improvement of every training trajectory that has one, in recording order (one point per episode).
  * @example episodeImprovements(db, 1).at(-1);
  */
 export function episodeImprovements(db: StoreDb, runId: number): number[] {
   return db
     .select({ improvement: trajectories.improvement })
     .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), isNotNull(trajectories.improvement)))
+    .where(and(eq(trajectories.runId, runId), training, isNotNull(trajectories.improvement)))
     .orderBy(asc(trajectories.id))
     .all()
     .flatMap((r) => (r.improvement === null ? [] : [r.improvement]));
@@ -149,3 +152,27 @@ export function passAtK(db: StoreDb, runId: number) {
     .groupBy(who, evaluations.metric)
     .all();
 }
+
+/**
+ * A run's finished periodic-evaluation rollouts (split "eval", `orchestrator.eval_every`), by step: what pass@k
+ * over training steps is computed from (a rollout succeeds when it beat its baseline, or else earned reward > 0).
+ * @example evalRollouts(db, 1).filter((r) => r.step === 4).length;
+ */
+export function evalRollouts(db: StoreDb, runId: number) {
+  return db
+    .select({
+      step: trajectories.step,
+      task: trajectories.task,
+      exampleId: trajectories.exampleId,
+      status: trajectories.status,
+      reward: trajectories.reward,
+      improvement: trajectories.improvement,
+    })
+    .from(trajectories)
+    .where(
+      and(eq(trajectories.runId, runId), eq(trajectories.split, "eval"), ne(trajectories.status, "running")),
+    )
+    .orderBy(asc(trajectories.step), asc(trajectories.id))
+    .all();
+}
+export type EvalRolloutRow = ReturnType<typeof evalRollouts>[number];

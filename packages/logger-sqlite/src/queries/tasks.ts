@@ -3,10 +3,10 @@ import { alias } from "drizzle-orm/sqlite-core";
 import type { StoreDb } from "../open.ts";
 import { evaluations, trajectories } from "../schema.ts";
 import { scalar } from "./runs.ts";
-import { mean } from "./series.ts";
+import { mean, training } from "./series.ts";
 
 /**
- * Per task, over finished trajectories: episodes, mean baseline and final score, the final score of the
+ * Per task, over finished training trajectories (a periodic evaluation's rollouts are left out): episodes, mean baseline and final score, the final score of the
  * episode that improved most (whatever the metric's direction), mean and best improvement, validate rate and
  * mean reward.
  * @example taskSummary(db, 1).map((t) => [t.task, t.bestFinal]);
@@ -16,7 +16,14 @@ export function taskSummary(db: StoreDb, runId: number) {
   const bestFinal = db
     .select({ finalScore: best.finalScore })
     .from(best)
-    .where(and(eq(best.runId, runId), eq(best.task, trajectories.task), isNotNull(best.improvement)))
+    .where(
+      and(
+        eq(best.runId, runId),
+        eq(best.task, trajectories.task),
+        eq(best.split, "train"),
+        isNotNull(best.improvement),
+      ),
+    )
     .orderBy(desc(best.improvement))
     .limit(1);
   return db
@@ -32,7 +39,7 @@ export function taskSummary(db: StoreDb, runId: number) {
       avgReward: mean(trajectories.reward),
     })
     .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), ne(trajectories.status, "running")))
+    .where(and(eq(trajectories.runId, runId), training, ne(trajectories.status, "running")))
     .groupBy(trajectories.task)
     .orderBy(asc(trajectories.task))
     .all();

@@ -11,6 +11,8 @@ export interface TrajectoryFilter {
   task?: string;
   step?: number;
   status?: "running" | "done" | "failed";
+  /** "train": rollouts trained on; "eval": a periodic evaluation's rollouts. */
+  split?: "train" | "eval";
   /** "yes": validated at least once; "no": never. */
   validated?: "yes" | "no";
   /** Substring of the ids, task, example, error, or any turn's reply, command or observation. */
@@ -33,6 +35,7 @@ function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | unde
   if (f.task) where.push(eq(trajectories.task, f.task));
   if (f.step !== undefined) where.push(eq(trajectories.step, f.step));
   if (f.status) where.push(eq(trajectories.status, f.status));
+  if (f.split) where.push(eq(trajectories.split, f.split));
   if (f.validated)
     where.push(
       f.validated === "yes"
@@ -91,6 +94,7 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
     .select({
       rolloutId: trajectories.rolloutId,
       step: trajectories.step,
+      split: trajectories.split,
       task: trajectories.task,
       exampleId: trajectories.exampleId,
       status: trajectories.status,

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { PluginRegistry, RunSummary } from "@air/core";
+import { definePlugin, type PluginRegistry, type RunSummary } from "@air/core";
 import { runToml, testRegistry } from "@air/core/testing";
 import sqliteLogger from "../plugin.ts";
 
@@ -20,14 +20,25 @@ export interface FixtureRunOptions {
   extraToml?: string;
   /** Registry to use instead of `fixtureRegistry()`. */
   registry?: PluginRegistry;
+  /**
+   * Resume the run stored under this name (what `rl --resume` does): the loop starts at `startStep` and the
+   * sqlite logger gets `ctx.resume`, as the launcher's context gives it.
+   */
+  resume?: { startStep: number };
 }
 
 /**
  * The kit's in-memory plugins (`@air/core/testing`) and the sqlite logger.
  * @example const registry = fixtureRegistry().register(jsonlLogger);
  */
-export function fixtureRegistry(): PluginRegistry {
-  return testRegistry().register(sqliteLogger);
+export function fixtureRegistry(resume?: { startStep: number }): PluginRegistry {
+  if (!resume) return testRegistry().register(sqliteLogger);
+  return testRegistry().register(
+    definePlugin({
+      ...sqliteLogger,
+      create: (config, ctx) => sqliteLogger.create(config, { ...ctx, resume }),
+    }),
+  );
 }
 
 /**
@@ -79,8 +90,9 @@ flush_ms = 20
 ${options.extraToml ?? ""}`;
   const run = await runToml(toml, {
     dir: options.dir,
-    registry: options.registry ?? fixtureRegistry(),
+    registry: options.registry ?? fixtureRegistry(options.resume),
     signal: options.signal,
+    startStep: options.resume?.startStep,
   });
   return { summary: run.summary, runDir: run.runDir, dbPath: join(run.runDir, "air.db") };
 }
