@@ -1,0 +1,15 @@
+export { baselineFindings, meanStd, metricFindings } from "./analysis.ts";
+export { type GroundTruth, importedModules, namedFiles, type TaskFacts, taskFacts } from "./facts.ts";
+export {
+  baselinePlan,
+  forgeryPlans,
+  type ProbePlan,
+  reachesBaseline,
+  readPlans,
+  trivialPlans,
+} from "./probes.ts";
+export { formatTable } from "./report.ts";
+export { AUDIT_SCHEMA_VERSION, type AuditOptions, type AuditReport, auditConfig } from "./run.ts";
+export { FORGED } from "./shell.ts";
+export { storeAudit } from "./store.ts";
+export type { Finding, ProbeGroup, ProbeRun, Verdict } from "./types.ts";
