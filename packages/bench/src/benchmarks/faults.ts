@@ -187,6 +187,8 @@ interface KillRun {
   perStep: string;
   doubled: number;
   failedRollouts: number;
+  /** Steps whose batch had samples (a step with none takes no prime-rl step, so writes no batch file). */
+  stepsWithSamples: number;
   batchFiles: number;
 }
 
@@ -256,6 +258,9 @@ async function containerKills(
         "SELECT step, rollout_id AS id, MAX(stop_reason = 'failed') AS failed FROM trajectories GROUP BY step, rollout_id",
       )
       .all() as Array<{ step: number; id: string; failed: number }>;
+    const withSamples = db.query("SELECT COUNT(*) AS n FROM steps WHERE sample_count > 0").get() as {
+      n: number;
+    };
     db.close();
     const byStep = new Map<number, number>();
     const stepsOf = new Map<string, number>();
@@ -274,6 +279,7 @@ async function containerKills(
       perStep: [...byStep.values()].join(" "),
       doubled: [...stepsOf.values()].filter((n) => n > 1).length,
       failedRollouts: rows.filter((r) => r.failed).length,
+      stepsWithSamples: withSamples.n,
       batchFiles: rolloutsDir ? readdirSync(rolloutsDir).length : 0,
     };
   } finally {
@@ -360,6 +366,7 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
         "rollouts per step",
         "doubled",
         "failed rollouts",
+        "steps with samples",
         "batch files",
       ],
       rows: [
@@ -370,12 +377,13 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
           k.perStep,
           String(k.doubled),
           String(k.failedRollouts),
+          String(k.stepsWithSamples),
           String(k.batchFiles),
         ],
       ],
     });
     goals.push(
-      `container kills: exit ${k.code} (goal 0), ${k.doubled} doubled (goal 0), rollouts per step ${k.perStep} (goal 8 each)`,
+      `container kills: exit ${k.code} (goal 0), ${k.doubled} doubled (goal 0), rollouts per step ${k.perStep} (goal 8 each), ${k.batchFiles} batch files for ${k.stepsWithSamples} steps with samples (goal equal)`,
     );
   }
   return {
