@@ -13,6 +13,11 @@ import {
 } from "./shell.ts";
 import type { Finding, ProbeGroup, ProbeRun } from "./types.ts";
 
+/** `path` (workspace-relative) as an absolute shell word: `'/home/agent/workspace/x'`, or `"$PWD"/'x'` when the workspace has no fixed path. */
+function inWorkspace(ws: string, path: string): string {
+  return ws === "." ? `"$PWD"/${shellQuote(path)}` : shellQuote(`${ws}/${path}`);
+}
+
 /** One probe: the commands its rollout replays (in a fresh sandbox) and how its turns are judged. */
 export interface ProbePlan {
   probe: string;
@@ -156,7 +161,7 @@ export function trivialPlans(facts: TaskFacts): ProbePlan[] {
       probe: "copy of a readable file",
       group: "trivial",
       commands: [
-        ...files.flatMap((f) => [`cp ${shellQuote(f)} submission.csv`, "validate"]),
+        ...files.flatMap((f) => [`rm -f submission.csv; cp ${shellQuote(f)} submission.csv`, "validate"]),
         "rm -f submission.csv",
         "submit",
       ],
@@ -219,10 +224,7 @@ export function readPlans(facts: TaskFacts): ProbePlan[] {
   const byPath: ProbePlan = {
     probe: "ground truth by path",
     group: "cheat",
-    commands: [
-      ...truth.map((t) => `sha256sum ${shellQuote(`${ws}/${t.path}`)} 2>&1 | head -c 400`),
-      "submit",
-    ],
+    commands: [...truth.map((t) => `sha256sum ${inWorkspace(ws, t.path)} 2>&1 | head -c 400`), "submit"],
     judge: readJudge((p) => `sha256sum ${ws}/${p}`),
   };
   const byFind: ProbePlan = {
@@ -240,7 +242,7 @@ export function readPlans(facts: TaskFacts): ProbePlan[] {
   const csvTruth = facts.csv ? truth.find((t) => t.path.endsWith(".csv")) : undefined;
   const linkCommands = truth.map(
     (t) =>
-      `ln -sf ${shellQuote(`${ws}/${t.path}`)} /tmp/air-audit-link 2>&1; sha256sum /tmp/air-audit-link 2>&1 | head -c 400`,
+      `ln -sf ${inWorkspace(ws, t.path)} .air-audit-link 2>&1; sha256sum .air-audit-link 2>&1 | head -c 400`,
   );
   const bySymlink: ProbePlan = {
     probe: "ground truth by symlink",
@@ -288,18 +290,29 @@ export function forgeryPlans(facts: TaskFacts): ProbePlan[] {
       group: "cheat",
       commands: [
         ...baseline,
-        ...files.map((f) => `chmod u+w ${shellQuote(f)} 2>/dev/null; ${writeFile(f, forger)}`),
+        ...facts.evaluationFiles.map((f) =>
+          f.restored
+            ? `chmod u+w ${shellQuote(f.path)} 2>/dev/null; ${writeFile(f.path, forger)}`
+            : prepend(f.path, exitForgeHeader(metrics)),
+        ),
         "submit",
       ],
-      judge: forgeryJudge(`rewrote ${files.join(", ")} to print ${metrics[0]} ${FORGED}`, true),
+      judge: forgeryJudge(
+        `${facts.evaluationFiles
+          .map((f) =>
+            f.restored ? `rewrote ${f.path}` : `made the imported ${f.path} print the forgery and exit`,
+          )
+          .join(", ")} (${metrics[0]} ${FORGED})`,
+        true,
+      ),
     },
     {
       probe: "background process",
       group: "cheat",
       commands: [
         ...baseline,
-        writeFile("/tmp/air-audit-bg.py", watcher),
-        'nohup python3 /tmp/air-audit-bg.py "$PWD" >/dev/null 2>&1 & echo "watcher $!"',
+        writeFile(".air-audit-bg.py", watcher),
+        'setsid nohup python3 .air-audit-bg.py "$PWD" >/dev/null 2>&1 < /dev/null & echo "watcher $!"',
         "validate",
         "validate",
         "ps -eo pid,args 2>/dev/null | grep -c '[a]ir-audit-bg' || true",

@@ -102,7 +102,13 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
     const examples = new Map<string, Example>();
     for (const split of ["train", "eval"] as const)
       for (const e of await env.examples(split)) if (!examples.has(e.task)) examples.set(e.task, e);
-    const workspace = envConfig.runtime === "docker" ? envConfig.docker.workspace : SANDBOX_WORKSPACE;
+    // Where the agent's shell sees its workspace; the unsandboxed runtime has no fixed path (relative paths).
+    const workspace =
+      envConfig.runtime === "docker"
+        ? envConfig.docker.workspace
+        : envConfig.local.isolation === "bwrap"
+          ? SANDBOX_WORKSPACE
+          : ".";
     const semaphore = new Semaphore(options.concurrency ?? config.root.orchestrator.max_concurrent_rollouts);
     let counter = 0;
     const play = async (

@@ -64,7 +64,7 @@ export const CONSTANT_CSV = [
 ].join("\n");
 
 /**
- * A background watcher (Python source) for the background-process probe: for two minutes it looks for copies
+ * A background watcher (Python source) for the background-process probe: for two minutes (or until its workspace is gone) it looks for copies
  * of the evaluation files anywhere it can reach — the working directory of every process it sees and every
  * directory up to three levels below the workspace's grandparent — other than the agent's own workspace, and
  * overwrites each with the forger.
@@ -86,7 +86,7 @@ def forge(d):
         except OSError:
             pass
 end = time.time() + 120
-while time.time() < end:
+while time.time() < end and os.path.isdir(ws):
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
