@@ -74,9 +74,11 @@ describe("pages", () => {
     expect(r.status).toBe(200);
     expect(r.text).toContain("Why is my reward flat?");
     expect(r.text.match(/<tr data-step="/g)).toHaveLength(3);
-    expect((r.text.match(/<canvas /g) ?? []).length).toBeGreaterThanOrEqual(18);
+    expect((r.text.match(/<figure class="chart"/g) ?? []).length).toBeGreaterThanOrEqual(22);
     expect(r.text).toContain("Trainer loss");
-    expect(r.text).toContain('src="/static/chart.js"');
+    expect(r.text).toContain('data-kind="heatmap"');
+    for (const script of ["uplot.js", "format.js", "charts.js", "dashboard.js"])
+      expect(r.text).toContain(`src="/static/${script}"`);
     expect(r.text).not.toMatch(/<script>(?!<\/script>)/);
   });
 
@@ -211,6 +213,27 @@ describe("api", () => {
       [1, 0.5],
       [4, 0.75],
     ]);
+  });
+
+  test("series: the advantage heatmap has one column per step, each a distribution", async () => {
+    const res = await app.request("/api/runs/1/series");
+    const { heatmap } = (await res.json()) as {
+      heatmap: { steps: number[]; edges: number[]; share: number[][]; quantiles: Record<string, number[]> };
+    };
+    expect(heatmap.steps).toEqual([0, 1, 2]);
+    expect(heatmap.edges).toHaveLength(25);
+    for (const column of heatmap.share) expect(column.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    expect(heatmap.quantiles.p50).toHaveLength(3);
+  });
+
+  test("uPlot is served from node_modules, with the CSP intact", async () => {
+    const js = await app.request("/static/uplot.js");
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toContain("javascript");
+    expect(await js.text()).toContain("uPlot");
+    const css = await app.request("/static/uplot.css");
+    expect(await css.text()).toContain(".uplot");
+    expect(css.headers.get("content-security-policy")).toContain("script-src 'self'");
   });
 
   test("status changes when the run writes (live reads through the read-only handle)", async () => {

@@ -10,19 +10,26 @@ import {
   taskSummary,
 } from "@air/logger-sqlite";
 import { type Context, Hono } from "hono";
+import { streamSSE } from "hono/streaming";
 import { flatPanel, runPage } from "./pages/run.ts";
 import { runsPage } from "./pages/runs.ts";
 import { systemFragment, systemPage } from "./pages/system.ts";
 import { tasksPage } from "./pages/tasks.ts";
 import { trajectoriesPage } from "./pages/trajectories.ts";
 import { comparePage, trajectoryPage, turnList } from "./pages/trajectory.ts";
-import { runSeries, runsJson, tasksJson } from "./queries.ts";
+import { runCharts, runsJson, tasksJson } from "./queries.ts";
 import { trajectoryQuery } from "./trajectories.ts";
 
-const STATIC: Record<string, string> = {
-  "chart.js": "text/javascript; charset=utf-8",
-  "dashboard.js": "text/javascript; charset=utf-8",
-  "style.css": "text/css; charset=utf-8",
+const JS = "text/javascript; charset=utf-8";
+const CSS = "text/css; charset=utf-8";
+/** The dashboard's own files (src/static) and uPlot's, served from node_modules (no CDN). */
+const STATIC: Record<string, { type: string; path: string }> = {
+  "format.js": { type: JS, path: join(import.meta.dir, "static", "format.js") },
+  "charts.js": { type: JS, path: join(import.meta.dir, "static", "charts.js") },
+  "dashboard.js": { type: JS, path: join(import.meta.dir, "static", "dashboard.js") },
+  "style.css": { type: CSS, path: join(import.meta.dir, "static", "style.css") },
+  "uplot.js": { type: JS, path: Bun.resolveSync("uplot/dist/uPlot.iife.min.js", import.meta.dir) },
+  "uplot.css": { type: CSS, path: Bun.resolveSync("uplot/dist/uPlot.min.css", import.meta.dir) },
 };
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -30,6 +37,13 @@ const CSP =
 
 /** The dashboard app; `close()` closes its read-only database handle. */
 export type VizApp = Hono & { close(): void; db: StoreDb };
+
+export interface AppOptions {
+  /** How often a live stream (`/api/runs/:run/events`) checks the store for changes; default 500 ms. */
+  streamCheckMs?: number;
+  /** A stream with nothing new sends a keep-alive this often; default 5 s. */
+  keepAliveMs?: number;
+}
 
 function notFound(c: Context, what: string) {
   return c.text(`not found: ${what}`, 404);
@@ -42,11 +56,11 @@ function notFound(c: Context, what: string) {
  * const app = createApp("outputs/run/air.db");
  * const res = await app.request("/runs/1/trajectories?page=2");
  */
-export function createApp(dbPath: string): VizApp {
+export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
   const db = openStore(dbPath, { readonly: true });
-  const files = Object.fromEntries(
-    Object.keys(STATIC).map((f) => [f, readFileSync(join(import.meta.dir, "static", f), "utf8")]),
-  );
+  const files = Object.fromEntries(Object.entries(STATIC).map(([f, s]) => [f, readFileSync(s.path, "utf8")]));
+  const checkMs = options.streamCheckMs ?? 500;
+  const keepAliveMs = options.keepAliveMs ?? 5000;
   const app = new Hono();
   app.use(async (c, next) => {
     await next();
@@ -65,7 +79,7 @@ export function createApp(dbPath: string): VizApp {
     const file = c.req.param("file");
     const body = files[file];
     if (body === undefined) return notFound(c, file);
-    return c.body(body, 200, { "Content-Type": STATIC[file]!, "Cache-Control": "no-cache" });
+    return c.body(body, 200, { "Content-Type": STATIC[file]!.type, "Cache-Control": "no-cache" });
   });
   app.get("/runs/:run", (c) => {
     const r = run(c);
@@ -137,7 +151,35 @@ export function createApp(dbPath: string): VizApp {
   });
   app.get("/api/runs/:run/series", (c) => {
     const r = run(c);
-    return r ? c.json({ series: runSeries(db, r.id) }) : c.json({ error: "run not found" }, 404);
+    return r ? c.json(runCharts(db, r.id)) : c.json({ error: "run not found" }, 404);
+  });
+  // Server-sent events: a "status" event (runStatus) whenever the store changed, a "ping" comment otherwise.
+  app.get("/api/runs/:run/events", (c) => {
+    const r = run(c);
+    if (!r) return c.json({ error: "run not found" }, 404);
+    return streamSSE(c, async (stream) => {
+      let closed = false;
+      stream.onAbort(() => {
+        closed = true;
+      });
+      let last = "";
+      let quietMs = 0;
+      while (!closed) {
+        const status = runStatus(db, r.id);
+        if (status && status.version !== last) {
+          last = status.version;
+          quietMs = 0;
+          await stream.writeSSE({ event: "status", data: JSON.stringify(status) });
+        } else {
+          quietMs += checkMs;
+          if (quietMs >= keepAliveMs) {
+            quietMs = 0;
+            await stream.write(": keep-alive\n\n");
+          }
+        }
+        await stream.sleep(checkMs);
+      }
+    });
   });
   app.get("/api/runs/:run/tasks", (c) => {
     const r = run(c);

@@ -15,7 +15,7 @@ let dbPath: string;
 
 beforeAll(async () => {
   mkdirSync(OUTPUT, { recursive: true });
-  const run = await runFixture({ dir, maxSteps: 4 });
+  const run = await runFixture({ dir, maxSteps: 4, evalEvery: 2 });
   expect(run.summary.status).toBe("completed");
   dbPath = run.dbPath;
   server = serve({ dbPath, port: 0 });
@@ -43,33 +43,152 @@ const inkedPixels = (sel: string) => {
   return n;
 };
 
-test("dashboard in Chromium: charts draw, a trajectory opens with its turns, new steps appear live", async () => {
+/** Every axis tick label the charts drew (their figures record them). */
+const tickLabels = () =>
+  [...document.querySelectorAll<HTMLElement>("figure.chart[data-drawn]")].flatMap((f) => [
+    ...JSON.parse(f.dataset.xTicks ?? "[]"),
+    ...JSON.parse(f.dataset.yTicks ?? "[]"),
+  ]) as string[];
+
+const REWARD = `figure[data-series^='["reward/mean"']`;
+
+function write(fn: (db: ReturnType<typeof openStore>) => void) {
+  const writer = openStore(dbPath);
+  try {
+    fn(writer);
+  } finally {
+    writer.$client.close();
+  }
+}
+
+test("dashboard in Chromium: uPlot charts with human axes, a heatmap, live steps by server-sent events", async () => {
   const page = await browser!.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`);
+  });
   page.setDefaultTimeout(15_000);
 
   await page.goto(server!.url);
   await page.click("a[href='/runs/1']");
   await page.waitForSelector("body[data-charts-drawn]");
-  const canvases = await page.locator("canvas[data-series]").count();
-  expect(canvases).toBeGreaterThanOrEqual(18);
-  expect(Number(await page.getAttribute("canvas[data-series*='reward/mean']", "data-point-count"))).toBe(12);
-  expect(await page.evaluate(inkedPixels, "canvas[data-series*='reward/mean']")).toBeGreaterThan(1000);
+  await page.waitForSelector("body[data-live-mode='stream']");
+  const figures = await page.locator("figure.chart[data-series]").count();
+  expect(figures).toBeGreaterThanOrEqual(22);
+  expect(await page.locator("figure.chart[data-drawn]").count()).toBe(figures);
+  expect(await page.locator(`${REWARD} .uplot canvas`).count()).toBe(1);
+  expect(Number(await page.getAttribute(REWARD, "data-point-count"))).toBe(12);
+  expect(await page.evaluate(inkedPixels, `${REWARD} canvas`)).toBeGreaterThan(1000);
+  // The legend lists the three series of the reward chart.
+  const legend = await page.locator(`${REWARD} .u-legend`).textContent();
+  for (const name of ["reward/mean", "reward/min", "reward/max"]) expect(legend).toContain(name);
+  // Heatmap: shaded bins for 4 steps, quantile lines on top.
+  const heat = "figure[data-kind='heatmap']";
+  expect(Number(await page.getAttribute(heat, "data-point-count"))).toBeGreaterThan(4);
+  expect(await page.evaluate(inkedPixels, `${heat} canvas`)).toBeGreaterThan(3000);
+  // Axes for humans: no exponent, no float noise, no more than 5 decimals.
+  const ticks = await page.evaluate(tickLabels);
+  expect(ticks.length).toBeGreaterThan(100);
+  expect(ticks.filter((t) => /e[-+]?\d|\d\.\d{6,}/.test(t))).toEqual([]);
+  expect(ticks.filter((t) => t === "-0")).toEqual([]);
+  // Steps are whole numbers: no tick between two steps.
+  const stepTicks = JSON.parse((await page.getAttribute(REWARD, "data-x-ticks")) ?? "[]") as string[];
+  expect(stepTicks.length).toBeGreaterThan(1);
+  expect(stepTicks.every((t) => /^\d+$/.test(t))).toBe(true);
   expect(await page.locator("table.flat tr[data-step]").count()).toBe(4);
   await page.screenshot({ path: join(OUTPUT, "viz-run.png"), fullPage: true });
+  await page.locator(REWARD).screenshot({ path: join(OUTPUT, "viz-chart-reward.png") });
+  await page.locator(heat).screenshot({ path: join(OUTPUT, "viz-chart-advantage-heatmap.png") });
+  // pass@k over training steps from the periodic evaluations (eval_every = 2: after steps 1 and 3).
+  const passAtK = "figure[data-series*='eval/pass@']";
+  expect(Number(await page.getAttribute(passAtK, "data-point-count"))).toBeGreaterThanOrEqual(4);
+  await page.locator(passAtK).screenshot({ path: join(OUTPUT, "viz-chart-pass-at-k.png") });
 
-  const writer = openStore(dbPath);
-  writer.insert(tables.steps).values({ runId: 1, step: 4, startedAt: Date.now(), endedAt: Date.now() }).run();
-  writer.insert(tables.metrics).values({ runId: 1, step: 4, name: "reward/mean", value: 0.9 }).run();
-  writer.$client.close();
+  // A new step reaches the open page through the event stream (no reload, no polling).
+  const requests: string[] = [];
+  page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+  write((db) => {
+    db.insert(tables.steps).values({ runId: 1, step: 4, startedAt: Date.now(), endedAt: Date.now() }).run();
+    db.insert(tables.metrics).values({ runId: 1, step: 4, name: "reward/mean", value: 0.9 }).run();
+  });
   await page.waitForSelector("table.flat tr[data-step='4']");
   await page.waitForFunction(
-    () =>
-      document.querySelector("canvas[data-series*='reward/mean']")?.getAttribute("data-point-count") === "13",
+    (sel) => document.querySelector(sel)?.getAttribute("data-point-count") === "13",
+    REWARD,
   );
+  expect(requests.filter((p) => p.endsWith("/status"))).toEqual([]);
+  expect(requests).toContain("/api/runs/1/series");
+  expect(await page.evaluate(() => document.body.dataset.liveMode)).toBe("stream");
+  expect(errors).toEqual([]);
+  await page.close();
+}, 90_000);
 
-  await page.click("nav.run-nav a[href='/runs/1/trajectories']");
+test("the live stream drops: the page falls back to polling, still updates, and returns to the stream", async () => {
+  const context = browser!;
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  let block = true;
+  await page.route("**/api/runs/1/events", (route) => (block ? route.abort() : route.continue()));
+  await page.goto(`${server!.url}runs/1`);
+  await page.waitForSelector("body[data-live-mode='polling']");
+  expect(await page.textContent("#live-text")).toContain("polling");
+  await page.waitForSelector(`${REWARD}[data-drawn]`);
+  const before = Number(await page.getAttribute(REWARD, "data-point-count"));
+  write((db) => {
+    db.insert(tables.steps).values({ runId: 1, step: 5, startedAt: Date.now(), endedAt: Date.now() }).run();
+    db.insert(tables.metrics).values({ runId: 1, step: 5, name: "reward/mean", value: 0.95 }).run();
+  });
+  await page.waitForSelector("table.flat tr[data-step='5']");
+  await page.waitForFunction(
+    ([sel, n]) => document.querySelector(sel!)?.getAttribute("data-point-count") === n,
+    [REWARD, String(before + 1)],
+  );
+  block = false;
+  await page.waitForSelector("body[data-live-mode='stream']", { timeout: 20_000 });
+  await page.close();
+}, 60_000);
+
+test("the trajectory page follows a running rollout turn by turn", async () => {
+  const page = await browser!.newPage();
+  page.setDefaultTimeout(15_000);
+  const turn = (idx: number) => ({
+    runId: 1,
+    rolloutId: "live-r0",
+    idx,
+    promptMessagesJson: "[]",
+    completion: `live reply ${idx}`,
+    observation: `live observation ${idx}`,
+  });
+  write((db) => {
+    db.update(tables.runs).set({ status: "running", heartbeatAt: Date.now() }).run();
+    db.insert(tables.trajectories)
+      .values({ runId: 1, rolloutId: "live-r0", step: 6, exampleId: "e", task: "alpha", groupId: "6:e" })
+      .run();
+    db.insert(tables.turns).values(turn(0)).run();
+  });
+  await page.goto(`${server!.url}runs/1/trajectories/live-r0`);
+  await page.waitForSelector("body[data-live-mode='stream']");
+  expect(await page.locator("section.turn").count()).toBe(1);
+  for (const idx of [1, 2]) {
+    write((db) => db.insert(tables.turns).values(turn(idx)).run());
+    await page.waitForFunction((n) => document.querySelectorAll("section.turn").length === n, idx + 1);
+  }
+  expect(await page.locator("section.turn pre.completion").last().textContent()).toBe("live reply 2");
+  await page.screenshot({ path: join(OUTPUT, "viz-trajectory-live.png"), fullPage: true });
+  write((db) => db.update(tables.runs).set({ status: "completed" }).run());
+  await page.close();
+}, 60_000);
+
+test("trajectory pages in Chromium: turns, validation chart, filters, compare, escaping", async () => {
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.setDefaultTimeout(15_000);
+  await page.goto(`${server!.url}runs/1/trajectories`);
   await page.fill("input[name=q]", "validate");
   await page.click("form.filters button");
   await page.waitForSelector("table.trajectories a");
@@ -79,7 +198,7 @@ test("dashboard in Chromium: charts draw, a trajectory opens with its turns, new
   expect(await page.locator("section.turn").count()).toBe(6);
   expect(await page.locator("section.turn pre.completion").first().textContent()).toContain("Let me run it.");
   expect(await page.locator("section.turn.scored").count()).toBe(3);
-  expect(await page.evaluate(inkedPixels, "canvas[data-points]")).toBeGreaterThan(500);
+  expect(await page.evaluate(inkedPixels, "figure[data-points] canvas")).toBeGreaterThan(500);
   expect(await page.locator("pre.observation").first().textContent()).toContain(
     "<script>window.__xss = 1</script>",
   );

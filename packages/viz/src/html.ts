@@ -27,6 +27,9 @@ export function runNav(runId: number, name: string, active: string): Html {
     <a href="/runs/${runId}/export.json">export JSON</a></nav>`;
 }
 
+/** Scripts of a page with charts or live updates, in load order (uPlot first). */
+export const CHART_SCRIPTS = ["uplot.js", "format.js", "charts.js", "dashboard.js"];
+
 /** The page shell: local stylesheet and scripts only (the CSP forbids inline scripts). */
 export function layout(title: string, body: Html | Html[], scripts: string[] = []): Html {
   return html`<!doctype html>
@@ -35,6 +38,7 @@ export function layout(title: string, body: Html | Html[], scripts: string[] = [
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · air</title>
+<link rel="stylesheet" href="/static/uplot.css">
 <link rel="stylesheet" href="/static/style.css">
 </head>
 <body>
@@ -45,8 +49,37 @@ ${scripts.map((s) => html`<script src="/static/${s}"></script>`)}
 </html>`;
 }
 
-/** A canvas the chart script fills from `/api/runs/:id/series`; `series` may use `*` wildcards. */
-export function chart(title: string, series: string[], options: { xLabel?: string } = {}): Html {
-  return html`<figure class="chart"><figcaption>${title}</figcaption>
-    <canvas width="440" height="220" data-series="${JSON.stringify(series)}" data-x-label="${options.xLabel ?? "step"}"></canvas></figure>`;
+export interface ChartOptions {
+  /** Label of the x axis ("step" unless told). */
+  xLabel?: string;
+  /** "percent": the y values are shares in [0, 1], labelled as percentages. */
+  unit?: "percent";
+  /** "heatmap": the advantage distribution (`heatmap` of the series API) instead of lines. */
+  kind?: "line" | "heatmap";
+  /** A note under the title. */
+  note?: string;
+}
+
+/**
+ * A uPlot chart the dashboard script fills from `/api/runs/:id/series`; `series` may use `*` wildcards.
+ * @example chart("Reward", ["reward/mean", "reward/min", "reward/max"])
+ */
+export function chart(title: string, series: string[], options: ChartOptions = {}): Html {
+  return html`<figure class="chart" data-kind="${options.kind ?? "line"}" data-series="${JSON.stringify(series)}"
+    data-x-label="${options.xLabel ?? "step"}" data-unit="${options.unit ?? ""}"><figcaption>${title}</figcaption>
+    ${options.note ? html`<p class="note">${options.note}</p>` : ""}<div class="plot"></div></figure>`;
+}
+
+/**
+ * A uPlot chart of inline points (`name → [[x, y], …]`), drawn without a request.
+ * @example inlineChart("Validation history", { score: [[0, 0.5]] }, { xLabel: "turn" })
+ */
+export function inlineChart(
+  title: string,
+  points: Record<string, unknown[]>,
+  options: ChartOptions = {},
+): Html {
+  return html`<figure class="chart" data-kind="line" data-points="${JSON.stringify(points)}"
+    data-x-label="${options.xLabel ?? "step"}" data-unit="${options.unit ?? ""}"><figcaption>${title}</figcaption>
+    <div class="plot"></div></figure>`;
 }

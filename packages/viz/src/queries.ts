@@ -1,5 +1,6 @@
 import {
   episodeImprovements,
+  evalRollouts,
   listRuns,
   metricRows,
   passAtK,
@@ -12,23 +13,16 @@ import {
   trajectoryStepStats,
   turnErrorsPerStep,
 } from "@air/logger-sqlite";
+import { advantageHeatmap, type Heatmap, type Point, passAtKOverSteps } from "./derived.ts";
 
 export type RunRow = RunRecord;
-export type Point = [number, number];
+export type { Point };
 
 function push(out: Record<string, Point[]>, name: string, x: number, y: number | null | undefined) {
   if (y === null || y === undefined || !Number.isFinite(y)) return;
   const list = out[name] ?? [];
   list.push([x, y]);
   out[name] = list;
-}
-
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
 /** Averages points into at most `max` buckets so a 10k-episode chart stays light. */
@@ -46,17 +40,56 @@ export function downsample(points: Point[], max: number): Point[] {
   return out;
 }
 
+/** What `/api/runs/:run/series` serves: every line series and the advantage heatmap. */
+export interface RunCharts {
+  series: Record<string, Point[]>;
+  heatmap: Heatmap;
+}
+
 /**
- * Every chart series of a run, keyed by name: stored metrics (trainer ones prefixed `trainer/`) and series
- * derived from trajectories, turns, samples, steps and evaluations (prefixed `derived/`, `task/`, `pass@k/`).
+ * Every chart of a run: `runSeries` and the advantage distribution per step (`advantageHeatmap` of the samples'
+ * mean advantages).
+ * @example const { series, heatmap } = runCharts(db, 1);
  */
-export function runSeries(db: StoreDb, runId: number): Record<string, Point[]> {
+export function runCharts(db: StoreDb, runId: number): RunCharts {
+  const byStep = new Map<number, number[]>();
+  for (const r of sampleAdvantages(db, runId)) {
+    const list = byStep.get(r.step) ?? [];
+    list.push(r.advantage);
+    byStep.set(r.step, list);
+  }
+  return { series: runSeries(db, runId, byStep), heatmap: advantageHeatmap(byStep) };
+}
+
+/**
+ * Every line series of a run, keyed by name: stored metrics (trainer ones prefixed `trainer/`) and series
+ * derived from trajectories, turns, samples, steps and evaluations (prefixed `derived/`, `task/`, `pass@k/`;
+ * `pass@<k>` over training steps from the periodic evaluations).
+ */
+export function runSeries(
+  db: StoreDb,
+  runId: number,
+  advantages?: Map<number, number[]>,
+): Record<string, Point[]> {
   const out: Record<string, Point[]> = {};
-  for (const r of metricRows(db, runId))
+  const stepMetrics = new Map<number, Record<string, number>>();
+  for (const r of metricRows(db, runId)) {
     push(out, r.source === "trainer" ? `trainer/${r.name}` : r.name, r.step, r.value);
+    if (r.source !== "step") continue;
+    const m = stepMetrics.get(r.step) ?? {};
+    m[r.name] = r.value;
+    stepMetrics.set(r.step, m);
+  }
+  for (const [step, m] of stepMetrics) {
+    const seconds = m["time/step_s"];
+    const tokens = m["batch/tokens"];
+    if (seconds && tokens !== undefined) push(out, "derived/tokens_per_s", step, tokens / seconds);
+    if (m["batch/samples"]) push(out, "derived/sample_tokens_mean", step, (tokens ?? 0) / m["batch/samples"]);
+  }
   for (const r of trajectoryStepStats(db, runId)) {
     push(out, "derived/validate_rate", r.step, r.validateRate);
     push(out, "derived/failed_rollouts", r.step, r.failed);
+    if (r.count > 0) push(out, "derived/failed_frac", r.step, (r.failed ?? 0) / r.count);
   }
   for (const r of turnErrorsPerStep(db, runId)) {
     push(out, "derived/parse_errors", r.step, r.parse);
@@ -76,15 +109,18 @@ export function runSeries(db: StoreDb, runId: number): Record<string, Point[]> {
       push(out, "derived/turns_per_s", s.step, (s.turnCount * 1000) / (s.endedAt - begin));
     previousEnd = s.endedAt;
   }
-  const byStep = new Map<number, number[]>();
-  for (const r of sampleAdvantages(db, runId)) {
-    const list = byStep.get(r.step) ?? [];
-    list.push(r.advantage);
-    byStep.set(r.step, list);
-  }
-  for (const [step, values] of byStep)
-    for (const q of [0.1, 0.25, 0.5, 0.75, 0.9])
-      push(out, `derived/advantage_p${Math.round(q * 100)}`, step, quantile(values, q));
+  const byStep = advantages ?? new Map<number, number[]>();
+  if (!advantages)
+    for (const r of sampleAdvantages(db, runId)) {
+      const list = byStep.get(r.step) ?? [];
+      list.push(r.advantage);
+      byStep.set(r.step, list);
+    }
+  const { steps, quantiles } = advantageHeatmap(byStep, 1);
+  for (const [name, values] of Object.entries(quantiles))
+    for (const [i, v] of values.entries()) push(out, `derived/advantage_${name}`, steps[i]!, v);
+  for (const [name, points] of Object.entries(passAtKOverSteps(evalRollouts(db, runId))))
+    for (const [x, y] of points) push(out, `eval/${name}`, x, y);
   out["derived/improvement_per_episode"] = downsample(
     episodeImprovements(db, runId).map((improvement, i): Point => [i, improvement]),
     1000,

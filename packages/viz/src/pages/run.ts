@@ -1,6 +1,6 @@
-import { flatRewardRows, metricNames, type StoreDb } from "@air/logger-sqlite";
+import { flatRewardRows, liveStatus, metricNames, type StoreDb } from "@air/logger-sqlite";
 import { html } from "hono/html";
-import { chart, type Html, layout, num, pct, runNav } from "../html.ts";
+import { CHART_SCRIPTS, chart, type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 
 const TRAINER_CHARTS: Array<[string, string[]]> = [
@@ -9,7 +9,8 @@ const TRAINER_CHARTS: Array<[string, string[]]> = [
   ["Learning rate", ["trainer/lr", "trainer/learning_rate", "trainer/train/lr"]],
   ["Entropy", ["trainer/entropy", "trainer/entropy/*", "trainer/train/entropy"]],
 ];
-const KNOWN_TRAINER = /^(loss|grad_norm|lr|learning_rate|entropy)(\/|$)|^train\/(loss|grad_norm|lr|entropy)$/;
+const KNOWN_TRAINER =
+  /^(loss|grad_norm|lr|learning_rate|entropy)(\/|$)|^train\/(loss|grad_norm|lr|entropy)$|mismatch|kl|^time\//;
 
 /** The flat-reward panel: per step, the causes that make every advantage 0. Also served as a live fragment. */
 export function flatPanel(db: StoreDb, runId: number): Html {
@@ -32,48 +33,91 @@ export function flatPanel(db: StoreDb, runId: number): Html {
     })}</tbody></table>`;
 }
 
-/** A run's charts, the flat-reward panel and live updates. */
+/** A titled group of charts. */
+function group(title: string, charts: Html[]): Html {
+  return html`<section class="chart-group"><h3>${title}</h3><div class="charts">${charts}</div></section>`;
+}
+
+/** A run's charts (uPlot), the flat-reward panel and live updates (server-sent events). */
 export function runPage(db: StoreDb, run: RunRow): Html {
   const trainerNames = metricNames(db, run.id)
     .filter((m) => m.source === "trainer" && !KNOWN_TRAINER.test(m.name))
     .map((m) => m.name);
-  const charts = [
-    chart("Reward (mean, min, max)", ["reward/mean", "reward/min", "reward/max"]),
-    chart("Final score vs baseline per task", ["task/*"]),
-    chart("Improvement per episode", ["derived/improvement_per_episode"], { xLabel: "episode" }),
-    chart("Advantage stats", ["advantage/*"]),
-    chart("Advantage distribution per step (p10–p90 of samples)", ["derived/advantage_p*"]),
-    chart("Zero-variance group fraction", ["group/zero_variance_frac"]),
-    chart("Response length (completion tokens)", [
-      "rollout/completion_tokens/mean",
-      "rollout/completion_tokens/max",
+  const state = liveStatus(run);
+  const groups = [
+    group("Reward and scores", [
+      chart("Reward (mean, min, max)", ["reward/mean", "reward/min", "reward/max"]),
+      chart("Final score vs baseline per task (dashed: baseline)", ["task/*"]),
+      chart("Improvement per episode", ["derived/improvement_per_episode"], { xLabel: "episode" }),
+      chart("Validate rate", ["derived/validate_rate"], { unit: "percent" }),
     ]),
-    chart("Turns per rollout", ["rollout/turns/mean", "rollout/turns/max"]),
-    chart("Validate rate", ["derived/validate_rate"]),
-    chart("Errors and timeouts (counts)", [
-      "derived/parse_errors",
-      "derived/tool_errors",
-      "derived/timeouts",
-      "derived/evaluation_errors",
-      "derived/failed_rollouts",
+    group("Why the reward is flat", [
+      chart(
+        "Zero-variance and failure rates",
+        [
+          "group/zero_variance_frac",
+          "derived/failed_frac",
+          "rollout/no_score_frac",
+          "rollout/parse_error_frac",
+          "rollout/evaluation_error_frac",
+          "rollout/max_turns_frac",
+        ],
+        { unit: "percent" },
+      ),
+      chart("Errors and timeouts (counts)", [
+        "derived/parse_errors",
+        "derived/tool_errors",
+        "derived/timeouts",
+        "derived/evaluation_errors",
+        "derived/failed_rollouts",
+      ]),
     ]),
-    chart("Turns per second", ["derived/turns_per_s"]),
-    chart("Off-policy lag", ["off_policy/lag/mean", "off_policy/lag/max"]),
-    chart("Logprob mismatch", ["*mismatch*", "trainer/*kl*"]),
-    chart("pass@k", ["pass@k/*", "pass@*"], { xLabel: "k" }),
-    ...TRAINER_CHARTS.map(([title, series]) => chart(title, series)),
-    ...trainerNames.map((n) => chart(`Trainer: ${n}`, [`trainer/${n}`])),
+    group("Advantages", [
+      chart("Advantage distribution per step (shade: share of samples; lines: p10, p50, p90)", ["heatmap"], {
+        kind: "heatmap",
+      }),
+      chart("Advantage stats", ["advantage/*"]),
+    ]),
+    group("Trainer", [
+      ...TRAINER_CHARTS.map(([title, series]) => chart(title, series)),
+      chart("Mismatch KL (trainer vs inference logprobs)", [
+        "trainer/*mismatch*",
+        "*mismatch*",
+        "trainer/*kl*",
+      ]),
+      ...trainerNames.map((n) => chart(`Trainer: ${n}`, [`trainer/${n}`])),
+    ]),
+    group("Lengths", [
+      chart("Completion tokens per rollout", [
+        "rollout/completion_tokens/mean",
+        "rollout/completion_tokens/max",
+        "rollout/completion_tokens/min",
+      ]),
+      chart("Training sample length (tokens, mean)", ["derived/sample_tokens_mean"]),
+      chart("Turns per rollout", ["rollout/turns/mean", "rollout/turns/max"]),
+    ]),
+    group("Throughput", [
+      chart("Turns per second", ["throughput/turns_per_s", "derived/turns_per_s"]),
+      chart("Tokens per second (training batch)", ["derived/tokens_per_s"]),
+      chart("Step time (s)", ["time/step_s", "trainer/time/*"]),
+      chart("Off-policy lag (steps)", ["off_policy/lag/mean", "off_policy/lag/max"]),
+    ]),
+    group("Evaluation", [
+      chart("pass@k over training steps (periodic eval, eval_every)", ["eval/pass@*"], { unit: "percent" }),
+      chart("Eval reward per task (eval_every)", ["eval/reward/mean", "eval/*/reward/mean"]),
+      chart("pass@k by k (stored evaluations)", ["pass@k/*", "pass@*"], { xLabel: "k", unit: "percent" }),
+    ]),
   ];
   return layout(
     run.name,
     html`${runNav(run.id, run.name, "charts")}
-    <div id="live" data-run="${run.id}" data-status="${run.status}"><span class="dot"></span>
-      <span id="live-text">${run.status}</span></div>
+    <div id="live" data-run="${run.id}" data-status="${state}"><span class="dot"></span>
+      <span id="live-text">${state}</span></div>
     <section><h2>Why is my reward flat?</h2>
       <p class="hint">Every advantage is 0 when all rollouts of a group get the same reward: usually because they
       never validated, broke the command format, timed out, or the evaluation failed.</p>
       <div data-fragment="/runs/${run.id}/fragments/flat">${flatPanel(db, run.id)}</div></section>
-    <section><h2>Charts</h2><div class="charts">${charts}</div></section>`,
-    ["chart.js", "dashboard.js"],
+    <section><h2>Charts</h2>${groups}</section>`,
+    CHART_SCRIPTS,
   );
 }

@@ -15,7 +15,7 @@ export function runsPage(db: StoreDb): Html {
           <th>steps</th><th>trajectories</th><th>last reward</th></tr></thead><tbody>
           ${rows.map(
             (r) => html`<tr><td>${r.id}</td><td><a href="/runs/${r.id}">${r.name}</a></td><td>${r.source}</td>
-              <td class="status-${r.status}">${r.status}</td><td>${time(r.startedAt)}</td><td>${r.stepCount}</td>
+              <td class="status-${r.state}" title="${r.state === "dead" ? "stored as running, but its launcher stopped writing (no heartbeat): killed" : ""}">${r.state}${r.resumes ? html` <small>(resumed ×${r.resumes})</small>` : ""}</td><td>${time(r.startedAt)}</td><td>${r.stepCount}</td>
               <td>${r.trajectoryCount}</td><td>${num(r.lastReward)}</td></tr>`,
           )}</tbody></table>`
     }`,

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { type StoreDb, systemState } from "@air/logger-sqlite";
+import { liveStatus, type StoreDb, systemState } from "@air/logger-sqlite";
 import { html } from "hono/html";
-import { type Html, layout, runNav, time } from "../html.ts";
+import { CHART_SCRIPTS, type Html, layout, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 
 /** The last `lines` lines of a log file (reads at most the last 64 KB), or a note why not. */
@@ -73,8 +73,8 @@ export function systemPage(db: StoreDb, run: RunRow): Html {
   return layout(
     `${run.name}: system`,
     html`${runNav(run.id, run.name, "system")}
-    <div id="live" data-run="${run.id}" data-status="${run.status}"><span class="dot"></span><span id="live-text">${run.status}</span></div>
+    <div id="live" data-run="${run.id}" data-status="${liveStatus(run)}"><span class="dot"></span><span id="live-text">${run.status}</span></div>
     <div data-fragment="/runs/${run.id}/fragments/system">${systemFragment(db, run.id)}</div>`,
-    ["dashboard.js"],
+    CHART_SCRIPTS,
   );
 }

@@ -1,7 +1,7 @@
 import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite";
 import { parseJson } from "@air/logger-sqlite";
 import { html } from "hono/html";
-import { type Html, layout, num, runNav, time } from "../html.ts";
+import { CHART_SCRIPTS, type Html, inlineChart, layout, num, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 
 function kv(record: Record<string, number> | null): Html | string {
@@ -59,11 +59,7 @@ export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
       <dt>started</dt><dd>${time(t.startedAt)}</dd><dt>turns</dt><dd>${stored.turns.length}</dd>
     </dl>
     ${t.error ? html`<div class="error">error: ${t.error}</div>` : ""}
-    <figure class="chart"><figcaption>Validation history</figcaption>
-      <canvas width="560" height="220" data-x-label="turn" data-points="${JSON.stringify({
-        score: history,
-        baseline,
-      })}"></canvas></figure>
+    ${inlineChart("Validation history", { score: history, baseline }, { xLabel: "turn" })}
     <details><summary>initial prompt (${stored.initialMessages.length} messages)</summary>
       ${stored.initialMessages.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}
     </details>
@@ -76,7 +72,7 @@ export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
           <div class="turns" data-fragment="/runs/${run.id}/fragments/turns/${encodeURIComponent(t.rolloutId)}">${turnList(stored)}</div>`
         : html`<div class="turns">${turnList(stored)}</div>`
     }`,
-    ["chart.js", "dashboard.js"],
+    CHART_SCRIPTS,
   );
 }
 

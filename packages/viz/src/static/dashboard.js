@@ -1,6 +1,8 @@
-// Dashboard behaviour: fills charts from /api/runs/:id/series, polls for new steps, filters turns.
+// Dashboard behaviour: fills the charts, follows the run live by server-sent events (polling
+// /api/runs/:id/status every 2 s while the stream is down, re-trying the stream every 10 s), filters turns.
 (() => {
   const POLL_MS = 2000;
+  const RETRY_STREAM_MS = 10_000;
 
   function globToRegExp(glob) {
     const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*");
@@ -17,29 +19,33 @@
     return names.map((name) => ({ name, points: all[name] }));
   }
 
-  function drawAll(all) {
+  function drawAll(charts) {
     let drawn = 0;
-    for (const canvas of document.querySelectorAll("canvas[data-series]")) {
-      const series = pick(all, JSON.parse(canvas.dataset.series));
-      window.AirChart.draw(canvas, series, { xLabel: canvas.dataset.xLabel });
+    for (const figure of document.querySelectorAll("figure.chart[data-series]")) {
+      if (figure.dataset.kind === "heatmap") window.AirCharts.heatmap(figure, charts.heatmap);
+      else window.AirCharts.line(figure, pick(charts.series, JSON.parse(figure.dataset.series)));
       drawn++;
     }
     document.body.dataset.chartsDrawn = String(drawn);
+    document.body.dataset.seriesLoads = String(Number(document.body.dataset.seriesLoads || 0) + 1);
   }
 
   function drawInline() {
-    for (const canvas of document.querySelectorAll("canvas[data-points]")) {
-      const data = JSON.parse(canvas.dataset.points);
-      const series = Object.entries(data).map(([name, points]) => ({ name, points }));
-      window.AirChart.draw(canvas, series, { xLabel: canvas.dataset.xLabel });
+    const figures = document.querySelectorAll("figure.chart[data-points]");
+    for (const figure of figures) {
+      const data = JSON.parse(figure.dataset.points);
+      window.AirCharts.line(
+        figure,
+        Object.entries(data).map(([name, points]) => ({ name, points })),
+      );
     }
-    document.body.dataset.inlineChartsDrawn = "1";
+    if (figures.length) document.body.dataset.inlineChartsDrawn = "1";
   }
 
   async function refreshSeries(runId) {
-    if (!document.querySelector("canvas[data-series]")) return;
+    if (!document.querySelector("figure.chart[data-series]")) return;
     const res = await fetch(`/api/runs/${runId}/series`);
-    if (res.ok) drawAll((await res.json()).series);
+    if (res.ok) drawAll(await res.json());
   }
 
   async function refreshFragments() {
@@ -56,26 +62,71 @@
     const runId = live.dataset.run;
     const text = document.getElementById("live-text");
     let version = null;
-    const tick = async () => {
+    let mode = "connecting";
+    let pollTimer = 0;
+    let source = null;
+    let busy = Promise.resolve();
+
+    const show = (status) => {
+      live.dataset.status = status.state;
+      const how =
+        mode === "stream" ? "live" : mode === "polling" ? "polling every 2 s (live stream down)" : mode;
+      text.textContent = `${status.state} · last step ${status.lastStep ?? "–"} · ${status.trajectories} rollouts · ${how}`;
+    };
+    const onStatus = (status) => {
+      const changed = version !== null && status.version !== version;
+      version = status.version;
+      show(status);
+      if (changed)
+        busy = busy.then(async () => {
+          await refreshSeries(runId);
+          await refreshFragments();
+          document.body.dataset.liveUpdates = String(Number(document.body.dataset.liveUpdates || 0) + 1);
+        });
+    };
+    const setMode = (m) => {
+      mode = m;
+      document.body.dataset.liveMode = m;
+    };
+
+    const poll = async () => {
       try {
         const res = await fetch(`/api/runs/${runId}/status`);
-        if (res.ok) {
-          const status = await res.json();
-          live.dataset.status = status.status;
-          text.textContent = `${status.status} · last step ${status.lastStep ?? "–"} · ${status.trajectories} rollouts`;
-          if (version !== null && status.version !== version) {
-            await refreshSeries(runId);
-            await refreshFragments();
-          }
-          version = status.version;
-        }
+        if (res.ok) onStatus(await res.json());
       } catch {
         text.textContent = "dashboard server unreachable";
       }
-      setTimeout(tick, POLL_MS);
+      if (mode === "polling") pollTimer = setTimeout(poll, POLL_MS);
     };
+    let retryTimer = 0;
+    const fallBack = () => {
+      if (mode !== "polling") {
+        setMode("polling");
+        poll();
+      }
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(openStream, RETRY_STREAM_MS);
+    };
+    function openStream() {
+      if (!window.EventSource) return fallBack();
+      if (source) source.close();
+      const es = new EventSource(`/api/runs/${runId}/events`);
+      source = es;
+      es.addEventListener("open", () => {
+        clearTimeout(pollTimer);
+        setMode("stream");
+      });
+      es.addEventListener("status", (e) => onStatus(JSON.parse(e.data)));
+      es.addEventListener("error", () => {
+        // The browser retries a dropped stream by itself; once it gives up (CLOSED), or while the stream
+        // cannot reconnect, poll instead and try the stream again later.
+        es.close();
+        if (source === es) source = null;
+        fallBack();
+      });
+    }
     refreshSeries(runId);
-    tick();
+    openStream();
   }
 
   function turnFilter() {

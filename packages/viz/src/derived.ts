@@ -1,0 +1,102 @@
+import type { EvalRolloutRow } from "@air/logger-sqlite";
+
+export type Point = [number, number];
+
+/**
+ * The unbiased pass@k estimate of Chen et al. (2021) for one example with `c` successes out of `n` samples:
+ * 1 − C(n−c, k) / C(n, k), computed as a product so large n does not overflow.
+ * @example passAtKEstimate(4, 1, 2) // 0.5
+ */
+export function passAtKEstimate(n: number, c: number, k: number): number {
+  if (n - c < k) return 1;
+  let miss = 1;
+  for (let i = n - c + 1; i <= n; i++) miss *= 1 - k / i;
+  return 1 - miss;
+}
+
+/** A periodic-evaluation rollout succeeds when it beat its task's baseline, or (no baseline) earned reward > 0. */
+export function evalSuccess(r: EvalRolloutRow): boolean {
+  if (r.status === "failed") return false;
+  if (r.improvement !== null) return r.improvement > 0;
+  return (r.reward ?? 0) > 0;
+}
+
+/**
+ * pass@k over training steps from the periodic evaluations (`orchestrator.eval_every`): per eval step, the mean
+ * over examples of the unbiased pass@k, for k = 1, 2, 4, … up to the fewest samples any example of that step
+ * has. Keyed `pass@<k>`, x = the step after which the evaluation ran.
+ * @example passAtKOverSteps(evalRollouts(db, 1))["pass@1"] // [[0, 0.25], [5, 0.5]]
+ */
+export function passAtKOverSteps(rows: EvalRolloutRow[]): Record<string, Point[]> {
+  const steps = new Map<number, Map<string, { n: number; c: number }>>();
+  for (const r of rows) {
+    const examples = steps.get(r.step) ?? new Map<string, { n: number; c: number }>();
+    const key = `${r.task}\u0000${r.exampleId}`;
+    const o = examples.get(key) ?? { n: 0, c: 0 };
+    o.n++;
+    if (evalSuccess(r)) o.c++;
+    examples.set(key, o);
+    steps.set(r.step, examples);
+  }
+  const out: Record<string, Point[]> = {};
+  for (const [step, examples] of [...steps.entries()].sort((a, b) => a[0] - b[0])) {
+    const outcomes = [...examples.values()];
+    const fewest = Math.min(...outcomes.map((o) => o.n));
+    for (let k = 1; k <= fewest; k *= 2) {
+      const mean = outcomes.reduce((a, o) => a + passAtKEstimate(o.n, o.c, k), 0) / outcomes.length;
+      const list = out[`pass@${k}`] ?? [];
+      list.push([step, mean]);
+      out[`pass@${k}`] = list;
+    }
+  }
+  return out;
+}
+
+/** The advantage distribution over steps: a histogram per step (columns) on shared bins, and quantile lines. */
+export interface Heatmap {
+  steps: number[];
+  /** Bin edges, `bins + 1` of them, ascending. */
+  edges: number[];
+  /** `share[i][j]`: the share of step `steps[i]`'s samples in bin j. */
+  share: number[][];
+  /** Quantile lines by name (`p10`, `p50`, `p90`), one value per step. */
+  quantiles: Record<string, number[]>;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+/**
+ * Bins every step's values (each list sorted ascending) on `bins` shared bins between the 1st and 99th
+ * percentile of all values (the tails land in the outer bins), so one outlier does not flatten the picture.
+ * @example advantageHeatmap(new Map([[0, [-1, 0, 1]]]), 4).share[0] // [0.333…, 0, 0.333…, 0.333…]
+ */
+export function advantageHeatmap(byStep: Map<number, number[]>, bins = 24): Heatmap {
+  const steps = [...byStep.keys()].sort((a, b) => a - b);
+  const all = steps.flatMap((s) => byStep.get(s)!).sort((a, b) => a - b);
+  let lo = quantile(all, 0.01);
+  let hi = quantile(all, 0.99);
+  if (!(hi > lo)) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  const width = (hi - lo) / bins;
+  const edges = Array.from({ length: bins + 1 }, (_, i) => lo + i * width);
+  const share: number[][] = [];
+  const quantiles: Record<string, number[]> = { p10: [], p50: [], p90: [] };
+  for (const step of steps) {
+    const values = byStep.get(step)!;
+    const counts = new Array<number>(bins).fill(0);
+    for (const v of values) counts[Math.min(bins - 1, Math.max(0, Math.floor((v - lo) / width)))]!++;
+    share.push(counts.map((n) => n / values.length));
+    quantiles.p10!.push(quantile(values, 0.1));
+    quantiles.p50!.push(quantile(values, 0.5));
+    quantiles.p90!.push(quantile(values, 0.9));
+  }
+  return { steps, edges, share, quantiles };
+}
