@@ -92,14 +92,19 @@ export function metricFindings(
   const task = facts.task;
   const out: Omit<Finding, "task">[] = [];
   const yamlNames = Object.keys(task.baselineScores);
-  const printed = baselineRuns.map((r) => r.turns.at(-1)?.scores).find((s) => s !== undefined);
+  // What the evaluator prints: the baseline's scores, else the first unforged scores of any probe.
+  const unforged = (scores: Record<string, number> | undefined) =>
+    scores !== undefined && !Object.values(scores).some((v) => Math.abs(v - FORGED) < 1e-6);
+  const printed =
+    baselineRuns.map((r) => r.turns.at(-1)?.scores).find(unforged) ??
+    allRuns.flatMap((r) => r.turns.map((t) => t.scores)).find(unforged);
   if (!printed) {
     out.push({
       probe: "metric names",
       group: "metric",
       verdict: "n/a",
       critical: false,
-      evidence: "the baseline produced no scores to compare with",
+      evidence: "no probe produced scores to compare with",
     });
   } else {
     const missing = yamlNames.filter((n) => lookupMetric(printed, n) === undefined);

@@ -280,7 +280,11 @@ export function forgeryPlans(facts: TaskFacts): ProbePlan[] {
   const metrics = metricsOf(facts);
   const forger = forgerScript(metrics);
   const files = facts.evaluationFiles.map((f) => f.path);
-  const baseline = facts.baselineCommands;
+  // A valid artefact to forge over: the baseline's, else the sample submission (titanic has no baseline script).
+  const baseline =
+    facts.baselineCommands.length > 0 || facts.sampleSubmission === undefined
+      ? facts.baselineCommands
+      : [writeFile("submission.csv", facts.sampleSubmission)];
   const watcher = backgroundWatcher(files, forger);
   const modules = facts.agentModules;
   const python = !facts.csv && modules.length > 0;

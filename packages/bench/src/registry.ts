@@ -1,4 +1,5 @@
 import { asyncBenchmark } from "./benchmarks/async.ts";
+import { auditBenchmark } from "./benchmarks/audit.ts";
 import { containersBenchmark } from "./benchmarks/containers.ts";
 import { faultsBenchmark } from "./benchmarks/faults.ts";
 import { localBenchmark } from "./benchmarks/local.ts";
@@ -19,6 +20,7 @@ export const BENCHMARKS = {
   quickstart: quickstartBenchmark,
   faults: faultsBenchmark,
   tree: treeBenchmark,
+  audit: auditBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -84,6 +84,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "quickstart", title: "6. Quickstart" },
   { name: "faults", title: "7. Faults" },
   { name: "tree", title: "8. Tree rollouts" },
+  { name: "audit", title: "9. Task audit" },
 ];
 
 const HEADER = [
