@@ -6,7 +6,6 @@ export {
   readAirAgentFiles,
 } from "./air-agent.ts";
 export { AUDITS_DDL, type AuditRow, readLatestAudits, recordAudits } from "./audits.ts";
-export { AUDITS_DDL, type AuditRow, readLatestAudits, recordAudits } from "./audits.ts";
 export { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 export { MIGRATIONS_DIR, type OpenStoreOptions, openStore, type StoreDb } from "./open.ts";
 export { type SqliteLoggerConfig, sqliteLoggerConfig } from "./options.ts";
