@@ -11,6 +11,8 @@ import {
 } from "@air/logger-sqlite";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { ComparisonView } from "./compare.ts";
+import { comparePage as evalComparePage } from "./pages/compare.ts";
 import { flatPanel, runPage } from "./pages/run.ts";
 import { runsPage } from "./pages/runs.ts";
 import { systemFragment, systemPage } from "./pages/system.ts";
@@ -43,6 +45,8 @@ export interface AppOptions {
   streamCheckMs?: number;
   /** A stream with nothing new sends a keep-alive this often; default 5 s. */
   keepAliveMs?: number;
+  /** `eval compare` results to show at `/eval-compare` (`viz --compare a.json,b.json`). */
+  comparison?: ComparisonView;
 }
 
 function notFound(c: Context, what: string) {
@@ -74,7 +78,8 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     return getRun(db, Number(raw));
   };
 
-  app.get("/", (c) => c.html(runsPage(db)));
+  app.get("/", (c) => c.html(runsPage(db, options.comparison !== undefined)));
+  app.get("/eval-compare", (c) => c.html(evalComparePage(options.comparison)));
   app.get("/static/:file", (c) => {
     const file = c.req.param("file");
     const body = files[file];

@@ -5,7 +5,9 @@ import { join, resolve } from "node:path";
 import { openStore, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import { type BrowserContext, chromium } from "playwright-core";
+import { readComparison } from "./compare.ts";
 import { serve, type VizServer } from "./serve.ts";
+import { taskFigures, writeReport } from "./testing.ts";
 
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-browser-"));
@@ -18,7 +20,19 @@ beforeAll(async () => {
   const run = await runFixture({ dir, maxSteps: 4, evalEvery: 2 });
   expect(run.summary.status).toBe("completed");
   dbPath = run.dbPath;
-  server = serve({ dbPath, port: 0 });
+  const reports = [
+    writeReport(join(dir, "step-0.json"), "step-0", [
+      taskFigures("titanic", 0.78, 0.77),
+      taskFigures("houses", 1.05, 0.9),
+      taskFigures("blotto", 0.4, 0.2),
+    ]),
+    writeReport(join(dir, "step-50.json"), "step-50", [
+      taskFigures("titanic", 0.85, 0.84),
+      taskFigures("houses", 1.2, 1.2),
+      taskFigures("blotto", 1.3, 1.1),
+    ]),
+  ];
+  server = serve({ dbPath, port: 0, comparison: readComparison(reports) });
   browser = await chromium.launchPersistentContext(join(dir, "profile"), {
     executablePath: "/usr/bin/chromium",
     headless: true,
@@ -223,3 +237,25 @@ test("trajectory pages in Chromium: turns, validation chart, filters, compare, e
   expect(statSync(join(OUTPUT, "viz-trajectory.png")).size).toBeGreaterThan(10_000);
   await page.close();
 }, 90_000);
+
+test("eval compare in Chromium: the AUP / performance-profile charts draw as steps with AUP in the legend", async () => {
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.setDefaultTimeout(15_000);
+  await page.goto(server!.url);
+  await page.click("a[href='/eval-compare']");
+  await page.waitForSelector("body[data-inline-charts-drawn]");
+  const figures = page.locator("figure.chart[data-drawn]");
+  expect(await figures.count()).toBe(2);
+  const legend = (await figures.first().locator(".u-legend").textContent()) ?? "";
+  expect(legend).toMatch(/step-0 · AUP \d\.\d{3}/);
+  expect(legend).toMatch(/step-50 · AUP \d\.\d{3}/);
+  expect(legend).toContain("baseline · AUP");
+  expect(await page.evaluate(inkedPixels, "figure.chart canvas")).toBeGreaterThan(1500);
+  const yTicks = JSON.parse((await figures.first().getAttribute("data-y-ticks")) ?? "[]") as string[];
+  expect(yTicks.at(-1)).toBe("100%");
+  await figures.first().screenshot({ path: join(OUTPUT, "viz-chart-aup.png") });
+  expect(errors).toEqual([]);
+  await page.close();
+}, 60_000);

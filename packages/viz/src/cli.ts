@@ -1,6 +1,9 @@
+import { readComparison } from "./compare.ts";
 import { resolveStore, serve } from "./serve.ts";
 
-const USAGE = `usage: viz <run dir | air.db | air-agent trajectory .json or folder> [--port 8700] [--host 127.0.0.1]`;
+const USAGE = `usage: viz <run dir | air.db | air-agent trajectory .json or folder> [--port 8700] [--host 127.0.0.1]
+       [--compare a.json,b.json [--names x,y]]   (eval report files: AUP and performance profiles at /eval-compare;
+                                                  the run store is optional then)`;
 
 /**
  * The `bun run viz` command: parses arguments, serves the dashboard, and stops on SIGINT/SIGTERM.
@@ -11,16 +14,20 @@ export async function vizMain(argv: string[]): Promise<number> {
   let target: string | undefined;
   let port = 8700;
   let host = "127.0.0.1";
+  let compare: string[] | undefined;
+  let names: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
-    if (arg === "--port" || arg === "--host") {
+    if (arg === "--port" || arg === "--host" || arg === "--compare" || arg === "--names") {
       const value = argv[++i];
       if (value === undefined) return fail(`${arg} needs a value`);
       if (arg === "--host") host = value;
+      else if (arg === "--compare") compare = value.split(",").filter(Boolean);
+      else if (arg === "--names") names = value.split(",");
       else if (!/^\d+$/.test(value) || Number(value) > 65535)
         return fail(`--port: not a port number: ${value}`);
       else port = Number(value);
@@ -28,13 +35,15 @@ export async function vizMain(argv: string[]): Promise<number> {
     else if (target) return fail(`one run dir or database, got "${target}" and "${arg}"`);
     else target = arg;
   }
-  if (!target) return fail("missing run dir or database");
+  if (!target && !compare) return fail("missing run dir or database");
+  if (names && !compare) return fail("--names goes with --compare");
   let server: ReturnType<typeof serve>;
   try {
+    const comparison = compare ? readComparison(compare, names) : undefined;
     const { dbPath, imported } = resolveStore(target);
-    server = serve({ dbPath, port, host });
+    server = serve({ dbPath, port, host, comparison });
     process.stderr.write(
-      `${imported ? `imported air-agent trajectories into ${dbPath}\n` : ""}dashboard: ${server.url}\n`,
+      `${imported ? `imported air-agent trajectories into ${dbPath}\n` : ""}dashboard: ${server.url}${comparison ? `\neval comparison: ${server.url}eval-compare` : ""}\n`,
     );
   } catch (error) {
     return fail((error as Error).message);

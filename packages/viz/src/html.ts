@@ -58,6 +58,8 @@ export interface ChartOptions {
   kind?: "line" | "heatmap";
   /** A note under the title. */
   note?: string;
+  /** Draw steps (a performance profile) instead of straight segments between points. */
+  stepped?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export function inlineChart(
   options: ChartOptions = {},
 ): Html {
   return html`<figure class="chart" data-kind="line" data-points="${JSON.stringify(points)}"
-    data-x-label="${options.xLabel ?? "step"}" data-unit="${options.unit ?? ""}"><figcaption>${title}</figcaption>
+    data-x-label="${options.xLabel ?? "step"}" data-unit="${options.unit ?? ""}"
+    data-stepped="${options.stepped ? "1" : ""}"><figcaption>${title}</figcaption>
     <div class="plot"></div></figure>`;
 }

@@ -3,11 +3,12 @@ import { html } from "hono/html";
 import { type Html, layout, num, time } from "../html.ts";
 
 /** The runs list. */
-export function runsPage(db: StoreDb): Html {
+export function runsPage(db: StoreDb, withComparison = false): Html {
   const rows = listRuns(db);
   return layout(
     "runs",
     html`<h1>Runs</h1>
+    ${withComparison ? html`<p><a href="/eval-compare">Evaluations compared (AUP, performance profiles)</a></p>` : ""}
     ${
       rows.length === 0
         ? html`<p class="empty">No runs in this database yet.</p>`
