@@ -54,7 +54,8 @@ export async function dockerReady(): Promise<boolean> {
   try {
     await new Docker().getImage(IMAGE).inspect();
     return true;
-  } catch {
+  } catch (error) {
+    process.stderr.write(`[tree] no docker fork cost: ${error instanceof Error ? error.message : error}\n`);
     return false;
   }
 }

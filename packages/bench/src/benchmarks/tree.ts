@@ -193,7 +193,7 @@ export async function treeBenchmark(options: BenchOptions): Promise<BenchReport>
   return {
     name: "tree",
     title: "8. Tree rollouts",
-    command: `bun run bench tree${options.quick ? " --quick" : ""} --write --timeout-s 3000`,
+    command: `bun run bench tree${options.quick ? " --quick" : ""} --write --timeout-s 3300`,
     machineExtra: [`${QUICKSTART}, tree runs with [orchestrator.tree] roots = 2, branching_factor = 2`],
     goals,
     tables,
