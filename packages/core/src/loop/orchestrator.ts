@@ -10,9 +10,10 @@ import { buildBatch } from "./batch.ts";
 import { FailureWatch, type RunTotals } from "./failures.ts";
 import type { RewardEntry } from "./rewards.ts";
 import { addSummary, summarize } from "./stats.ts";
-import { growTree, treeMetrics } from "./tree.ts";
+import { growTree } from "./tree.ts";
 import { treeAdvantage } from "./tree-advantage.ts";
 import type { TreeConfig } from "./tree-config.ts";
+import { treeMetrics } from "./tree-score.ts";
 
 export interface RunParts {
   env: Environment;
