@@ -18,8 +18,14 @@ export default definePlugin({
   configSchema: sqliteLoggerConfig,
   create(config, ctx) {
     const file = isAbsolute(config.path) ? config.path : resolve(ctx.runDir, config.path);
+    let db: ReturnType<typeof openStore>;
+    try {
+      db = openStore(file, { synchronous: config.synchronous });
+    } catch (error) {
+      throw new Error(`cannot open the run store ${file}: ${errorMessage(error)}`);
+    }
     const recorder = new RunRecorder(
-      openStore(file, { synchronous: config.synchronous }),
+      db,
       {
         flushRows: config.flush_rows,
         flushMs: config.flush_ms,

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asc, eq } from "drizzle-orm";
@@ -100,4 +100,17 @@ test("a resume with nothing stored for the run dir starts a new store run", asyn
   } finally {
     db.$client.close();
   }
+}, 60_000);
+
+test("a resume over a file that is not a store fails naming it, and leaves the file as it was", async () => {
+  const runDir = join(dir, "bad", "outputs", "bad");
+  mkdirSync(runDir, { recursive: true });
+  const junk = "not a database ".repeat(300);
+  writeFileSync(join(runDir, "air.db"), junk);
+  const run = await runFixture({ dir: join(dir, "bad"), name: "bad", maxSteps: 2, resume: { startStep: 1 } });
+  expect(run.summary.status).toBe("failed");
+  expect(run.summary.error).toContain(
+    `cannot open the run store ${join(runDir, "air.db")}: file is not a database`,
+  );
+  expect(readFileSync(join(runDir, "air.db"), "utf8")).toBe(junk);
 }, 60_000);
