@@ -18,7 +18,7 @@ import { runsPage } from "./pages/runs.ts";
 import { systemFragment, systemPage } from "./pages/system.ts";
 import { tasksPage } from "./pages/tasks.ts";
 import { trajectoriesPage } from "./pages/trajectories.ts";
-import { comparePage, trajectoryPage, turnList } from "./pages/trajectory.ts";
+import { comparePage, trajectoryFacts, trajectoryPage, turnList } from "./pages/trajectory.ts";
 import { runCharts, runsJson, tasksJson } from "./queries.ts";
 import { trajectoryQuery } from "./trajectories.ts";
 
@@ -123,6 +123,12 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     if (!r) return notFound(c, "run");
     const stored = readTrajectory(db, r.id, c.req.param("rollout"));
     return stored ? c.html(trajectoryPage(r, stored)) : notFound(c, "trajectory");
+  });
+  app.get("/runs/:run/fragments/facts/:rollout", (c) => {
+    const r = run(c);
+    if (!r) return notFound(c, "run");
+    const stored = readTrajectory(db, r.id, c.req.param("rollout"));
+    return stored ? c.html(trajectoryFacts(stored)) : notFound(c, "trajectory");
   });
   app.get("/runs/:run/fragments/turns/:rollout", (c) => {
     const r = run(c);

@@ -192,6 +192,7 @@ test("the trajectory page follows a running rollout turn by turn", async () => {
     await page.waitForFunction((n) => document.querySelectorAll("section.turn").length === n, idx + 1);
   }
   expect(await page.locator("section.turn pre.completion").last().textContent()).toBe("live reply 2");
+  expect(await page.getAttribute("dd[data-turns]", "data-turns")).toBe("3");
   await page.screenshot({ path: join(OUTPUT, "viz-trajectory-live.png"), fullPage: true });
   write((db) => db.update(tables.runs).set({ status: "completed" }).run());
   await page.close();

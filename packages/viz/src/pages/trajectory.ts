@@ -40,25 +40,37 @@ export function turnList(stored: StoredTrajectory): Html {
   return html`${stored.turns.map((x) => turnView(x))}`;
 }
 
-/** The trajectory viewer: facts, validation history chart, initial prompt and every turn, with a turn filter. */
-export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
+/** A trajectory's facts (status, scores, turn count) and error; a live fragment while it runs. */
+export function trajectoryFacts(stored: StoredTrajectory): Html {
   const t = stored.trajectory;
-  const history = stored.validationHistory.map((p) => [p.turn, p.score]);
-  const baseline = t.baselineScore === null ? [] : stored.turns.map((x) => [x.idx, t.baselineScore]);
   const versions = parseJson<number[]>(t.policyVersionsJson, []);
-  return layout(
-    `${run.name}: ${t.rolloutId}`,
-    html`${runNav(run.id, run.name, "trajectories")}
-    <h1>Trajectory ${t.rolloutId}</h1>
-    <dl class="facts">
+  return html`<dl class="facts">
       <dt>task</dt><dd>${t.task}</dd><dt>example</dt><dd>${t.exampleId}</dd><dt>step</dt><dd>${t.step}</dd>
       <dt>group</dt><dd>${t.groupId}</dd><dt>status</dt><dd>${t.status} (${t.stopReason ?? "–"})</dd>
       <dt>reward</dt><dd>${num(t.reward, 4)}</dd><dt>metric</dt><dd>${t.priorityMetric ?? "–"}</dd>
       <dt>baseline</dt><dd>${num(t.baselineScore, 4)}</dd><dt>final score</dt><dd>${num(t.finalScore, 4)}</dd>
       <dt>improvement</dt><dd>${num(t.improvement, 4)}</dd><dt>policy versions</dt><dd>${versions.join(", ") || "–"}</dd>
-      <dt>started</dt><dd>${time(t.startedAt)}</dd><dt>turns</dt><dd>${stored.turns.length}</dd>
+      <dt>started</dt><dd>${time(t.startedAt)}</dd><dt>turns</dt><dd data-turns="${stored.turns.length}">${stored.turns.length}</dd>
     </dl>
-    ${t.error ? html`<div class="error">error: ${t.error}</div>` : ""}
+    ${t.error ? html`<div class="error">error: ${t.error}</div>` : ""}`;
+}
+
+/** The trajectory viewer: facts, validation history chart, initial prompt and every turn, with a turn filter. */
+export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
+  const t = stored.trajectory;
+  const history = stored.validationHistory.map((p) => [p.turn, p.score]);
+  const baseline = t.baselineScore === null ? [] : stored.turns.map((x) => [x.idx, t.baselineScore]);
+  const id = encodeURIComponent(t.rolloutId);
+  const running = t.status === "running";
+  return layout(
+    `${run.name}: ${t.rolloutId}`,
+    html`${runNav(run.id, run.name, "trajectories")}
+    <h1>Trajectory ${t.rolloutId}</h1>
+    ${
+      running
+        ? html`<div data-fragment="/runs/${run.id}/fragments/facts/${id}">${trajectoryFacts(stored)}</div>`
+        : trajectoryFacts(stored)
+    }
     ${inlineChart("Validation history", { score: history, baseline }, { xLabel: "turn" })}
     <details><summary>initial prompt (${stored.initialMessages.length} messages)</summary>
       ${stored.initialMessages.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}
@@ -66,10 +78,10 @@ export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
     <div class="turn-filter"><input type="search" id="turn-filter" placeholder="filter turns by text">
       <label><input type="checkbox" id="only-scored"> only scored turns</label></div>
     ${
-      t.status === "running"
+      running
         ? html`<div id="live" data-run="${run.id}" data-status="running"><span class="dot"></span>
           <span id="live-text">running: new turns appear here</span></div>
-          <div class="turns" data-fragment="/runs/${run.id}/fragments/turns/${encodeURIComponent(t.rolloutId)}">${turnList(stored)}</div>`
+          <div class="turns" data-fragment="/runs/${run.id}/fragments/turns/${id}">${turnList(stored)}</div>`
         : html`<div class="turns">${turnList(stored)}</div>`
     }`,
     CHART_SCRIPTS,
