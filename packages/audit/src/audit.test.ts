@@ -64,6 +64,7 @@ describe("audit", () => {
       "sample submission": "flagged",
       "constant predictions": "flagged",
       "copy of a readable file": "flagged",
+      "one-feature rule": "flagged",
       "ground truth by path": "broken",
       "ground truth by find": "broken",
       "ground truth by symlink": "broken",
@@ -85,7 +86,10 @@ describe("audit", () => {
     expect(copy?.evidence).toContain("data/answers.csv scores 1");
     expect(copy?.evidence).not.toContain("train.csv scores");
     expect(report.critical).toBe(report.findings.filter((f) => f.critical).length);
-    expect(report.critical).toBeGreaterThanOrEqual(13);
+    expect(report.findings.find((f) => f.probe === "one-feature rule")?.evidence).toMatch(
+      /^tag -> .* scores Accuracy 1:/,
+    );
+    expect(report.critical).toBeGreaterThanOrEqual(15);
   });
 
   test("planted runtime weakness (local.isolation = none): the background process forges the score", async () => {

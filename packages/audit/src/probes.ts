@@ -1,4 +1,5 @@
 import { lookupMetric } from "@air/env-mlgym";
+import { metricRange } from "@air/reward-delta";
 import type { TaskFacts } from "./facts.ts";
 import {
   backgroundWatcher,
@@ -7,6 +8,7 @@ import {
   FORGED,
   forgerScript,
   prepend,
+  RULE_SCRIPT,
   shellQuote,
   stdoutForgeHeader,
   writeFile,
@@ -155,6 +157,15 @@ export function trivialPlans(facts: TaskFacts): ProbePlan[] {
       judge: trivialJudge(facts, "every prediction set to its most common value"),
     });
   }
+  if (facts.csv && (facts.sampleSubmission !== undefined || facts.baselineCommands.length > 0))
+    plans.push(
+      rulePlan(
+        facts,
+        facts.sampleSubmission !== undefined
+          ? writeFile(".air-audit-sample.csv", facts.sampleSubmission)
+          : `${facts.baselineCommands.join(" && ")} && cp submission.csv .air-audit-sample.csv`,
+      ),
+    );
   if (facts.copyCandidates.length > 0) {
     const files = facts.copyCandidates;
     plans.push({
@@ -187,6 +198,72 @@ export function trivialPlans(facts: TaskFacts): ProbePlan[] {
     });
   }
   return plans;
+}
+
+const RULES = 8;
+
+/** Whether `score` is the best value the priority metric can take (accuracy 1, r2 1, rmse 0). */
+export function perfectScore(facts: TaskFacts, score: number): boolean {
+  const metric = facts.task.priorityMetric;
+  const range = metricRange(metric);
+  const minimize = lookupMetric(facts.task.directions, metric) === "minimize";
+  if (!range) return false;
+  return minimize
+    ? range.min !== undefined && score <= range.min + 1e-9
+    : range.max !== undefined && score >= range.max - 1e-9;
+}
+
+/**
+ * One-feature rules (CSV tasks; the sample submission, else the baseline's, gives the id and target columns): each of up to 8 test
+ * columns with 2–10 values, mapped to the train rows' majority target, validated. A rule with a perfect score
+ * means the ground truth is that rule (titanic's is "female survives"): critical; one that only reaches the
+ * baseline is a warning.
+ */
+function rulePlan(facts: TaskFacts, template: string): ProbePlan {
+  const indices = Array.from({ length: RULES }, (_, k) => k);
+  return {
+    probe: "one-feature rule",
+    group: "trivial",
+    commands: [
+      `${writeFile(".air-audit-rule.py", RULE_SCRIPT)}\n${template}`,
+      ...indices.flatMap((k) => [`python3 .air-audit-rule.py ${k} .air-audit-sample.csv`, "validate"]),
+      "rm -f submission.csv",
+      "submit",
+    ],
+    judge: (run) => {
+      if (run.error) return { verdict: "error", critical: false, evidence: run.error };
+      const rules = indices.flatMap((k) => {
+        const said = run.turns[1 + 2 * k]?.observation.split("\n")[0] ?? "";
+        const score = priorityScore(facts, run.turns[2 + 2 * k]?.scores);
+        return said.startsWith("rule ") && score !== undefined ? [{ rule: said.slice(5), score }] : [];
+      });
+      const metric = facts.task.priorityMetric;
+      const perfect = rules.find((r) => perfectScore(facts, r.score));
+      if (perfect)
+        return {
+          verdict: "flagged",
+          critical: true,
+          score: perfect.score,
+          evidence: `${short(perfect.rule, 120)} scores ${metric} ${perfect.score}: the ground truth is a one-feature rule`,
+        };
+      const reached = rules.filter((r) => reachesBaseline(facts, r.score));
+      const best =
+        rules.length === 0
+          ? undefined
+          : facts.task.directions[metric] === "minimize"
+            ? rules.reduce((a, b) => (b.score < a.score ? b : a))
+            : rules.reduce((a, b) => (b.score > a.score ? b : a));
+      return {
+        verdict: rules.length === 0 ? "n/a" : reached.length > 0 ? "warn" : "ok",
+        critical: false,
+        score: best?.score,
+        evidence:
+          rules.length === 0
+            ? `no rule scored (${short(run.turns[1]?.observation.split("\n")[0] ?? "", 100)})`
+            : `${rules.length} rule(s); best ${short(best?.rule ?? "", 80)} → ${best?.score}${reached.length > 0 ? " ≥ baseline" : ""}`,
+      };
+    },
+  };
 }
 
 /** Reading the ground truth: by its path, by `find`, through a symlink (and, for CSV tasks, a symlinked submission). */

@@ -103,3 +103,53 @@ while time.time() < end and os.path.isdir(ws):
     time.sleep(0.005)
 `;
 }
+
+/**
+ * Python source of the one-feature rule probe: `python3 <file> K <template.csv>` takes the K-th column of the
+ * test CSV (under data/) that has 2–10 distinct values in the train CSV, maps each value to the train rows'
+ * most common target (their mean for a numeric target with many values) and writes submission.csv with the
+ * template's id and target columns; with fewer than K+1 such columns it removes submission.csv.
+ */
+export const RULE_SCRIPT = `import collections, csv, glob, os, sys
+k, template = int(sys.argv[1]), sys.argv[2]
+head = next(csv.reader(open(template, newline="")))
+idc, target = head[0], head[1]
+def find(word):
+    for p in sorted(glob.glob("data/**/*.csv", recursive=True)):
+        if word in os.path.basename(p).lower():
+            return p
+if os.path.exists("submission.csv"):
+    os.remove("submission.csv")
+train_p, test_p = find("train"), find("test")
+if not train_p or not test_p:
+    print("no train/test csv under data/"); sys.exit(0)
+train = list(csv.DictReader(open(train_p, newline="")))
+test = list(csv.DictReader(open(test_p, newline="")))
+if not train or not test or target not in train[0] or idc not in test[0]:
+    print("no rule: columns", idc, target, "not in", train_p, test_p); sys.exit(0)
+cands = [c for c in test[0] if c not in (idc, target) and c in train[0] and 2 <= len({r[c] for r in train}) <= 10]
+if k >= len(cands):
+    print("no rule", k, "of", cands); sys.exit(0)
+c = cands[k]
+values = [r[target] for r in train]
+try:
+    numeric = [float(v) for v in values]
+    regression = len(set(values)) > 10
+except ValueError:
+    regression = False
+groups = collections.defaultdict(list)
+for r in train:
+    groups[r[c]].append(r[target])
+if regression:
+    rule = {v: sum(map(float, ys)) / len(ys) for v, ys in groups.items()}
+    default = sum(numeric) / len(numeric)
+else:
+    rule = {v: collections.Counter(ys).most_common(1)[0][0] for v, ys in groups.items()}
+    default = collections.Counter(values).most_common(1)[0][0]
+with open("submission.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow([idc, target])
+    for r in test:
+        w.writerow([r[idc], rule.get(r[c], default)])
+print("rule", c, "->", dict(sorted(rule.items())[:10]))
+`;
