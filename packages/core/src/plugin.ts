@@ -200,6 +200,11 @@ export interface PluginNeeds {
   weightUpdate?: "full" | "lora";
   /** A trainer process it hands batches to through files (prime-rl): where they meet, and the weights' kind. */
   trainerFiles?: { outputDir: string; runDir: string; weightsKind: "full" | "lora" };
+  /**
+   * Docker hosts besides the default engine where it creates containers labelled `air.run=<run dir>`: the
+   * launcher's teardown, its reaper and `rl clean` remove them there too. TLS paths are absolute.
+   */
+  dockerHosts?: Array<{ url: string; tls?: { ca: string; cert: string; key: string } }>;
 }
 
 /**

@@ -2,6 +2,51 @@ import { z } from "zod";
 
 const direction = z.enum(["maximize", "minimize"]);
 
+/** One entry of `[env.docker] hosts`. */
+const dockerHost = z
+  .object({
+    url: z
+      .string()
+      .regex(/^(unix|tcp|ssh):\/\/./, "expected unix:///path, tcp://host:port or ssh://user@host")
+      .describe(
+        "Docker Engine API: unix:///var/run/docker.sock, tcp://10.0.0.2:2376 (with tls) or ssh://user@host",
+      ),
+    name: z.string().optional().describe("short name in logs (default: the URL)"),
+    tls: z
+      .object({
+        ca: z.string().describe("CA certificate (PEM), relative to the TOML file"),
+        cert: z.string().describe("client certificate (PEM)"),
+        key: z.string().describe("client key (PEM)"),
+      })
+      .strict()
+      .optional()
+      .describe("client TLS for tcp:// (as docker --tlsverify --tlscacert --tlscert --tlskey)"),
+    sandboxes: z.number().int().positive().describe("sandboxes (containers in use) on this host at once"),
+    cpus: z
+      .number()
+      .positive()
+      .optional()
+      .describe("CPUs for sandboxes: at most cpus / docker.cpus sandboxes"),
+    memory_mb: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("memory for sandboxes: at most memory_mb / docker.memory_mb sandboxes"),
+    gpu_ids: z.array(z.string()).default([]).describe("GPU ids on this host, handed to its containers"),
+    pool_size: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("warm containers kept on this host (default docker.pool_size)"),
+  })
+  .strict()
+  .refine((h) => h.tls === undefined || h.url.startsWith("tcp://"), {
+    message: "tls applies to tcp:// hosts only",
+    path: ["tls"],
+  });
+
 /**
  * The `[env]` section of the mlgym plugin.
  * @example mlgymConfigSchema.parse({ tasks: ["apartmentRent"], runtime: "local" })
@@ -98,6 +143,24 @@ export const mlgymConfigSchema = z
           .describe("GPU ids for every task container (deployment.env_gpu_ids)"),
         pool_size: z.number().int().min(0).default(8).describe("warm containers kept for reuse"),
         timeout_ms: z.number().int().positive().default(60_000).describe("timeout of container operations"),
+        hosts: z
+          .array(dockerHost)
+          .default([])
+          .describe(
+            "Docker hosts sandboxes are spread over (empty: the local engine, DOCKER_HOST or /var/run/docker.sock)",
+          ),
+        require_gpu: z
+          .boolean()
+          .default(false)
+          .describe("with hosts: place sandboxes only on hosts that list gpu_ids"),
+        host_probe_ms: z
+          .number()
+          .int()
+          .positive()
+          .default(2000)
+          .describe(
+            "with hosts: every host is pinged this often; one that does not answer is drained until it does",
+          ),
       })
       .prefault({}),
     local: z

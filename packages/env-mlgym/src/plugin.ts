@@ -4,6 +4,7 @@ import Docker from "dockerode";
 import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
+import { hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { DockerRuntime } from "./runtime/docker.ts";
 import { LocalRuntime } from "./runtime/local.ts";
@@ -49,6 +50,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
     });
   }
   const d = config.docker;
+  if (d.hosts.length > 0) return hostsRuntime(config, ctx, onState);
   return new DockerRuntime({
     image: d.image,
     user: d.user,
@@ -80,7 +82,11 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const set = await loadTaskSet(config, root);
   for (const [id, task] of set.byId) tasks.set(id, { task, files: await buildTaskFiles(task, cacheDir) });
   const idOf = (name: string) => set.idOf.get(name) ?? name;
-  if (config.runtime === "docker" && !(await dockerReachable(new Docker(), 5000))) {
+  if (
+    config.runtime === "docker" &&
+    config.docker.hosts.length === 0 &&
+    !(await dockerReachable(new Docker(), 5000))
+  ) {
     throw new AirError(
       "ENV_FAILED",
       'no docker engine answers (start one with `bash scripts/ensure-docker`, or set env.runtime = "local")',

@@ -1,3 +1,6 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PluginNeeds } from "@air/core";
 import Docker from "dockerode";
 
 /** Labels every container of a run carries (set by the mlgym env): `air.run` is the absolute run dir, unique to the run (names repeat). */
@@ -44,12 +47,79 @@ export async function runContainers(
   return list.map((c) => c.Id);
 }
 
+/** Docker hosts a plugin creates containers on (`PluginNeeds.dockerHosts`). */
+export type DockerHostRef = NonNullable<PluginNeeds["dockerHosts"]>[number];
+
+/** `<runDir>/docker-hosts.json`: the run's other Docker hosts, written at start so the reaper and `rl clean` find them. */
+export const DOCKER_HOSTS_FILE = "docker-hosts.json";
+
+/** Records the run's Docker hosts (nothing when there are none). */
+export function writeDockerHosts(runDir: string, hosts: DockerHostRef[]): void {
+  if (hosts.length > 0) writeFileSync(join(runDir, DOCKER_HOSTS_FILE), `${JSON.stringify(hosts, null, 2)}\n`);
+}
+
+/** The run's Docker hosts from `docker-hosts.json` ([] when absent or unreadable). */
+export function readDockerHosts(runDir: string): DockerHostRef[] {
+  const file = join(runDir, DOCKER_HOSTS_FILE);
+  if (!existsSync(file)) return [];
+  try {
+    const list: unknown = JSON.parse(readFileSync(file, "utf8"));
+    return Array.isArray(list) ? list.filter((h): h is DockerHostRef => typeof h?.url === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
 /**
- * Force-removes every container of a run, found by label (never by name). Returns the removed ids;
- * does nothing when no engine is reachable.
+ * A client for a Docker host: `unix://` socket, `tcp://` (HTTPS with the client certificate when `tls` is set) or
+ * `ssh://` (docker-modem's ssh transport with the SSH agent).
+ * @example dockerClientFor({ url: "unix:///var/run/docker.sock" })
+ */
+export function dockerClientFor(host: DockerHostRef): Docker {
+  const url = new URL(host.url);
+  if (url.protocol === "unix:") return new Docker({ socketPath: url.pathname });
+  if (url.protocol === "ssh:")
+    return new Docker({
+      protocol: "ssh",
+      host: url.hostname,
+      port: url.port || "22",
+      username: url.username || undefined,
+      sshOptions: { agent: process.env.SSH_AUTH_SOCK },
+    });
+  const port = url.port || (host.tls ? "2376" : "2375");
+  if (!host.tls) return new Docker({ host: url.hostname, port, protocol: "http" });
+  const read = (f: string) => readFileSync(f);
+  return new Docker({
+    host: url.hostname,
+    port,
+    protocol: "https",
+    ca: read(host.tls.ca),
+    cert: read(host.tls.cert),
+    key: read(host.tls.key),
+  });
+}
+
+/**
+ * Force-removes every container of a run, found by label (never by name), in the default engine and on every
+ * Docker host recorded in the run's `docker-hosts.json`. Returns the removed ids; an engine that does not
+ * answer is skipped.
  * @example await removeRunContainers("/abs/outputs/debug") // ["3f2a..."]
  */
-export async function removeRunContainers(runDir: string, docker = dockerClient()): Promise<string[]> {
+export async function removeRunContainers(runDir: string, docker?: Docker): Promise<string[]> {
+  if (docker) return await removeFrom(runDir, docker);
+  const engines = [dockerClient()];
+  for (const host of readDockerHosts(runDir)) {
+    try {
+      engines.push(dockerClientFor(host));
+    } catch {
+      // unreadable TLS files: nothing can be removed there
+    }
+  }
+  const removed = await Promise.all(engines.map((e) => removeFrom(runDir, e).catch(() => [] as string[])));
+  return [...new Set(removed.flat())];
+}
+
+async function removeFrom(runDir: string, docker: Docker): Promise<string[]> {
   if (!(await dockerReachable(docker))) return [];
   const ids = await runContainers(runDir, docker);
   await Promise.all(

@@ -1,7 +1,8 @@
 import { type LogLevel, type RunSummary, type StartRunOptions, startRun, stderrSink } from "@air/core";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
-import { removeRunContainers } from "./containers.ts";
+import { removeRunContainers, writeDockerHosts } from "./containers.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
+import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { processEvents } from "./process-events.ts";
@@ -131,6 +132,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     httpRequestLimit: currentHttpRequestLimit(),
   });
 
+  writeDockerHosts(runDir, pluginNeeds(config).dockerHosts ?? []);
   const controller = new AbortController();
   let childFailure: string | undefined;
   const pidFile = {

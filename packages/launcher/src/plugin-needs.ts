@@ -27,6 +27,7 @@ export function pluginNeeds(config: RunConfig): Required<Pick<PluginNeeds, "dock
     merged.inferenceUrl ??= needs.inferenceUrl;
     merged.weightUpdate ??= needs.weightUpdate;
     merged.trainerFiles ??= needs.trainerFiles;
+    if (needs.dockerHosts?.length) merged.dockerHosts = [...(merged.dockerHosts ?? []), ...needs.dockerHosts];
   }
   return merged;
 }

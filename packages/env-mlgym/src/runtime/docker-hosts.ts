@@ -1,0 +1,381 @@
+import { readFileSync } from "node:fs";
+import Docker from "dockerode";
+import { DockerRuntime, type DockerRuntimeOptions, removeContainersByLabel } from "./docker.ts";
+import type {
+  AcquireOptions,
+  EvaluationOutput,
+  EvaluationRequest,
+  ExecResult,
+  Runtime,
+  Sandbox,
+  TaskFiles,
+} from "./types.ts";
+
+/** Where a Docker Engine API answers: `unix://<socket>`, `tcp://<host>:<port>` (with TLS files) or `ssh://[user@]host[:port]`. */
+export interface DockerEndpoint {
+  url: string;
+  /** Client certificate, key and CA (PEM file paths) for `tcp://` with TLS, as `docker --tlsverify` takes them. */
+  tls?: { ca: string; cert: string; key: string };
+}
+
+/** One Docker host of `[env.docker] hosts` and what it may hold. */
+export interface DockerHostSpec extends DockerEndpoint {
+  /** Short name in logs and events (default: the URL). */
+  name: string;
+  /** Sandboxes (containers in use) at once. */
+  sandboxes: number;
+  /** CPUs of the host for sandboxes: at most cpus / docker.cpus sandboxes. */
+  cpus?: number;
+  /** Memory of the host for sandboxes (MiB): at most memory_mb / docker.memory_mb sandboxes. */
+  memoryMb?: number;
+  /** GPU ids on that host handed to its containers. */
+  gpuIds: string[];
+  /** Warm containers kept on that host. */
+  poolSize: number;
+}
+
+/**
+ * A dockerode client for an endpoint: `unix://` → the socket, `tcp://` → HTTP, or HTTPS with client
+ * certificate when `tls` is given, `ssh://` → docker-modem's ssh transport (the SSH agent at `SSH_AUTH_SOCK`).
+ * @example dockerClientFor({ url: "tcp://127.0.0.1:2376", tls: { ca: "ca.pem", cert: "cert.pem", key: "key.pem" } })
+ */
+export function dockerClientFor(endpoint: DockerEndpoint): Docker {
+  const url = new URL(endpoint.url);
+  if (url.protocol === "unix:") return new Docker({ socketPath: url.pathname });
+  if (url.protocol === "tcp:") {
+    const port = url.port || (endpoint.tls ? "2376" : "2375");
+    if (!endpoint.tls) return new Docker({ host: url.hostname, port, protocol: "http" });
+    const { ca, cert, key } = endpoint.tls;
+    return new Docker({
+      host: url.hostname,
+      port,
+      protocol: "https",
+      ca: readFileSync(ca),
+      cert: readFileSync(cert),
+      key: readFileSync(key),
+    });
+  }
+  if (url.protocol === "ssh:") {
+    return new Docker({
+      protocol: "ssh",
+      host: url.hostname,
+      port: url.port || "22",
+      username: url.username || undefined,
+      sshOptions: { agent: process.env.SSH_AUTH_SOCK },
+    });
+  }
+  throw new Error(`docker host ${endpoint.url}: expected unix://, tcp:// or ssh://`);
+}
+
+/** Resolves when `docker` answers a ping within `timeoutMs`, else rejects. */
+export async function pingDocker(docker: Docker, timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to a ping after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([docker.ping(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What the runtime knows of one host. */
+export interface HostState {
+  readonly spec: DockerHostSpec;
+  readonly docker: Docker;
+  runtime: DockerRuntime;
+  /** Placing sandboxes there. */
+  up: boolean;
+  /** Sandboxes in use there now. */
+  busy: number;
+  /** Most sandboxes at once (sandboxes, CPUs, memory). */
+  readonly slots: number;
+  /** Sandboxes placed there in total. */
+  placed: number;
+  /** Times it was drained. */
+  drains: number;
+  /** Since when every health ping was answered (undefined after a failed one). */
+  answeringSince?: number;
+  /** Aborted when the host is drained: its sandboxes' calls fail at once. */
+  drained: AbortController;
+}
+
+export interface DockerHostsOptions {
+  /** Settings every host's containers share (image, limits, labels' run name, ...). */
+  base: Omit<DockerRuntimeOptions, "docker" | "gpuIds" | "poolSize">;
+  /** Only hosts with GPU ids take sandboxes. */
+  requireGpu: boolean;
+  /** Time between health pings of every host. */
+  probeMs: number;
+  log?: (level: "info" | "warn", message: string) => void;
+  /** Host events (placed, drained, readmitted) for the run's bus. */
+  onHost?: (event: { host: string; state: "up" | "drained"; busy: number; slots: number }) => void;
+}
+
+/**
+ * Sandboxes on several Docker hosts. Each host has its own `DockerRuntime` (its own warm pool and GPU ids); a
+ * sandbox goes to the host in rotation with the most free room (free slots ÷ slots; with `requireGpu` only
+ * hosts with GPUs); when every host is full, `acquire` waits for a release. Every host is pinged every
+ * `probeMs`: one that does not answer is drained — it takes no sandboxes, and every call of its sandboxes
+ * in flight fails at once (the rollout loop retries those rollouts, which land on other hosts) — and is pinged
+ * until it has answered every ping for max(5 s, 3 probes) (a daemon shutting down still answers some); then its
+ * leftover containers of this run are removed, it gets a fresh pool, and it is back.
+ * A host whose container cannot be created is drained the same way and the sandbox tried on another host.
+ * @example
+ * const runtime = new DockerHostsRuntime(hosts, { base, requireGpu: false, probeMs: 2000 });
+ * const sandbox = await runtime.acquire(files, { rolloutId: "r1" });
+ */
+export class DockerHostsRuntime implements Runtime {
+  readonly kind = "docker" as const;
+  readonly hosts: HostState[];
+  private readonly waiters: Array<() => void> = [];
+  private readonly timer: ReturnType<typeof setInterval>;
+  private probing = false;
+  private closed = false;
+  /** How long a drained host must answer every ping before it is readmitted. */
+  private readonly readmitMs: number;
+
+  constructor(
+    specs: DockerHostSpec[],
+    private readonly options: DockerHostsOptions,
+  ) {
+    if (specs.length === 0) throw new Error("DockerHostsRuntime needs at least one host");
+    const o = options.base;
+    this.hosts = specs.map((spec) => {
+      const docker = dockerClientFor(spec);
+      const limits = [spec.sandboxes];
+      if (spec.cpus !== undefined) limits.push(Math.floor(spec.cpus / o.cpus));
+      if (spec.memoryMb !== undefined) limits.push(Math.floor(spec.memoryMb / o.memoryMb));
+      return {
+        spec,
+        docker,
+        runtime: this.hostRuntime(spec, docker),
+        up: true,
+        busy: 0,
+        slots: Math.max(0, Math.min(...limits)),
+        placed: 0,
+        drains: 0,
+        drained: new AbortController(),
+      };
+    });
+    if (!this.hosts.some((h) => this.eligible(h))) {
+      throw new Error(
+        options.requireGpu
+          ? "no docker host has gpu_ids (docker.require_gpu is set)"
+          : "no docker host has room for one sandbox (sandboxes, cpus, memory_mb)",
+      );
+    }
+    this.readmitMs = Math.max(5000, 3 * options.probeMs);
+    this.timer = setInterval(() => void this.probe(), options.probeMs);
+  }
+
+  async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    for (;;) {
+      if (this.closed) throw new Error("docker hosts runtime is closed");
+      options.signal?.throwIfAborted();
+      const host = this.place();
+      if (host === undefined) {
+        await this.waitForRoom(options.signal);
+        continue;
+      }
+      host.busy++;
+      host.placed++;
+      const drained = host.drained.signal;
+      try {
+        const inner = await raceDrain(host.runtime.acquire(files, options), drained, host);
+        return new HostedSandbox(inner, host, drained);
+      } catch (error) {
+        if (!drained.aborted) host.busy--;
+        this.wake();
+        if (drained.aborted || !(await this.answers(host))) {
+          this.drain(host, error);
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  async release(sandbox: Sandbox, discard = false): Promise<void> {
+    if (!(sandbox instanceof HostedSandbox)) throw new Error("not a sandbox of this runtime");
+    const host = sandbox.host;
+    // a drained host's count starts again at readmission, and its containers are removed then
+    if (sandbox.drained.aborted) return;
+    host.busy--;
+    this.wake();
+    await host.runtime.release(sandbox.inner, discard);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.wake();
+    await Promise.all(
+      this.hosts.map((h) => (h.up ? h.runtime.close().catch(() => undefined) : Promise.resolve())),
+    );
+  }
+
+  /** The host in rotation with the most free room, or undefined when all are full. */
+  private place(): HostState | undefined {
+    let best: HostState | undefined;
+    let bestFree = 0;
+    for (const h of this.hosts) {
+      if (!h.up || !this.eligible(h) || h.busy >= h.slots) continue;
+      const free = (h.slots - h.busy) / h.slots;
+      if (best === undefined || free > bestFree) {
+        best = h;
+        bestFree = free;
+      }
+    }
+    return best;
+  }
+
+  private eligible(h: HostState): boolean {
+    return h.slots > 0 && (!this.options.requireGpu || h.spec.gpuIds.length > 0);
+  }
+
+  private waitForRoom(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal?.reason ?? new Error("aborted"));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      });
+    });
+  }
+
+  private wake(): void {
+    for (const go of this.waiters.splice(0)) go();
+  }
+
+  private async answers(host: HostState): Promise<boolean> {
+    try {
+      // generous: a loaded machine answers a ping over TLS slowly, and a false drain loses rollouts
+      await pingDocker(host.docker, Math.max(3000, this.options.probeMs));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Takes `host` out: no new sandboxes, every call of its sandboxes in flight fails now. */
+  drain(host: HostState, error: unknown): void {
+    if (!host.up) return;
+    host.up = false;
+    host.answeringSince = undefined;
+    host.drains++;
+    const why = error instanceof Error ? error.message : String(error);
+    host.drained.abort(new Error(`docker host ${host.spec.name} stopped answering (${why}); drained`));
+    this.options.log?.(
+      "warn",
+      `docker host ${host.spec.name} drained (${host.busy} sandbox(es) in use lost): ${why}`,
+    );
+    this.options.onHost?.({ host: host.spec.name, state: "drained", busy: host.busy, slots: host.slots });
+    this.wake();
+  }
+
+  /** One health round: drains hosts that stopped answering, readmits drained ones that answer again. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    try {
+      await Promise.all(
+        this.hosts.map(async (h) => {
+          const ok = await this.answers(h);
+          if (!ok) h.answeringSince = undefined;
+          else h.answeringSince ??= Date.now();
+          const steady = h.answeringSince !== undefined && Date.now() - h.answeringSince >= this.readmitMs;
+          if (h.up && !ok) this.drain(h, new Error("no answer to a ping"));
+          // a daemon shutting down still answers some pings: readmit only after it answered steadily
+          else if (!h.up && steady && !this.closed) await this.readmit(h);
+        }),
+      );
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async readmit(host: HostState): Promise<void> {
+    try {
+      const removed = await removeContainersByLabel(host.docker, this.options.base.runName);
+      host.runtime = this.hostRuntime(host.spec, host.docker);
+      host.drained = new AbortController();
+      host.busy = 0;
+      host.up = true;
+      this.options.log?.(
+        "info",
+        `docker host ${host.spec.name} answers again: back in rotation (${removed.length} leftover container(s) removed)`,
+      );
+      this.options.onHost?.({ host: host.spec.name, state: "up", busy: 0, slots: host.slots });
+      this.wake();
+    } catch (error) {
+      this.options.log?.("warn", `docker host ${host.spec.name} not readmitted yet: ${String(error)}`);
+    }
+  }
+
+  private hostRuntime(spec: DockerHostSpec, docker: Docker): DockerRuntime {
+    return new DockerRuntime({ ...this.options.base, docker, gpuIds: spec.gpuIds, poolSize: spec.poolSize });
+  }
+}
+
+/** A sandbox on one host: its calls fail as soon as the host is drained. */
+class HostedSandbox implements Sandbox {
+  readonly id: string;
+  readonly workspace: string;
+
+  constructor(
+    readonly inner: Sandbox,
+    readonly host: HostState,
+    readonly drained: AbortSignal,
+  ) {
+    this.id = inner.id;
+    this.workspace = inner.workspace;
+  }
+
+  exec(command: string, timeoutMs: number): Promise<ExecResult> {
+    return raceDrain(this.inner.exec(command, timeoutMs), this.drained, this.host);
+  }
+
+  evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
+    return raceDrain(this.inner.evaluate(request), this.drained, this.host);
+  }
+
+  snapshot(): Promise<Uint8Array> {
+    return raceDrain(this.inner.snapshot(), this.drained, this.host);
+  }
+
+  async alive(): Promise<boolean> {
+    if (this.drained.aborted) return false;
+    return await this.inner.alive();
+  }
+}
+
+/** `work`, or a rejection as soon as the host is drained. */
+function raceDrain<T>(work: Promise<T>, drained: AbortSignal, host: HostState): Promise<T> {
+  if (drained.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(drainError(drained, host));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onDrain = () => reject(drainError(drained, host));
+    drained.addEventListener("abort", onDrain, { once: true });
+    work.then(
+      (value) => {
+        drained.removeEventListener("abort", onDrain);
+        resolve(value);
+      },
+      (error: unknown) => {
+        drained.removeEventListener("abort", onDrain);
+        reject(error);
+      },
+    );
+  });
+}
+
+function drainError(drained: AbortSignal, host: HostState): Error {
+  return drained.reason instanceof Error
+    ? drained.reason
+    : new Error(`docker host ${host.spec.name} drained`);
+}
