@@ -24,8 +24,10 @@ test("axis ticks: float noise reads 0, decimals follow the spacing, no exponent"
 });
 
 test("axis ticks: large values get k/M, tiny ones one shared power of ten", () => {
-  expect(F.ticks([0, 2500, 5000, 7500, 10000, 12500])).toEqual(["0", "2500", "5000", "7500", "10k", "12.5k"]);
+  expect(F.ticks([0, 2500, 5000, 7500, 10000, 12500])).toEqual(["0", "2.5k", "5k", "7.5k", "10k", "12.5k"]);
   expect(F.ticks([0, 2e6, 4e6])).toEqual(["0", "2M", "4M"]);
+  expect(F.ticks([5000, 10000, 15000])).toEqual(["5k", "10k", "15k"]);
+  expect(F.ticks([0, 500, 1000, 1500])).toEqual(["0", "500", "1000", "1500"]);
   expect(F.ticks([2e-6, 4e-6])).toEqual(["2×10⁻⁶", "4×10⁻⁶"]);
   expect(F.ticks([9e-6, 1e-5, 1.1e-5])).toEqual(["0.9×10⁻⁵", "1×10⁻⁵", "1.1×10⁻⁵"]);
   for (const label of [...F.ticks([-1e-17, 0, 1e-17]), ...F.ticks([1e-9, 2e-9])])

@@ -3,14 +3,20 @@ import { html } from "hono/html";
 import { CHART_SCRIPTS, chart, type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 
+/** A trainer metric as trainers report it: bare (the test kit), `trainer/…` (prime-rl, tiny) or `train/…`. */
+const named = (name: string) =>
+  ["", "trainer/", "train/"].flatMap((p) => [`trainer/${p}${name}`, `trainer/${p}${name}/*`]);
+
 const TRAINER_CHARTS: Array<[string, string[]]> = [
-  ["Trainer loss", ["trainer/loss", "trainer/loss/*", "trainer/train/loss"]],
-  ["Grad norm", ["trainer/grad_norm", "trainer/grad_norm/*", "trainer/train/grad_norm"]],
-  ["Learning rate", ["trainer/lr", "trainer/learning_rate", "trainer/train/lr"]],
-  ["Entropy", ["trainer/entropy", "trainer/entropy/*", "trainer/train/entropy"]],
+  ["Trainer loss", named("loss")],
+  ["Grad norm", named("grad_norm")],
+  ["Learning rate", [...named("lr"), ...named("learning_rate")]],
+  ["Entropy", named("entropy")],
+  ["Mismatch KL (trainer vs inference logprobs)", named("mismatch_kl")],
 ];
+/** Trainer metrics the charts above and the step-time chart show; any other gets a chart of its own. */
 const KNOWN_TRAINER =
-  /^(loss|grad_norm|lr|learning_rate|entropy)(\/|$)|^train\/(loss|grad_norm|lr|entropy)$|mismatch|kl|^time\//;
+  /^((trainer|train)\/)?(loss|grad_norm|lr|learning_rate|entropy|mismatch_kl)(\/|$)|^((trainer|train)\/)?time\//;
 
 /** The flat-reward panel: per step, the causes that make every advantage 0. Also served as a live fragment. */
 export function flatPanel(db: StoreDb, runId: number): Html {
@@ -80,11 +86,6 @@ export function runPage(db: StoreDb, run: RunRow): Html {
     ]),
     group("Trainer", [
       ...TRAINER_CHARTS.map(([title, series]) => chart(title, series)),
-      chart("Mismatch KL (trainer vs inference logprobs)", [
-        "trainer/*mismatch*",
-        "*mismatch*",
-        "trainer/*kl*",
-      ]),
       ...trainerNames.map((n) => chart(`Trainer: ${n}`, [`trainer/${n}`])),
     ]),
     group("Lengths", [
@@ -99,7 +100,12 @@ export function runPage(db: StoreDb, run: RunRow): Html {
     group("Throughput", [
       chart("Turns per second", ["throughput/turns_per_s", "derived/turns_per_s"]),
       chart("Tokens per second (training batch)", ["derived/tokens_per_s"]),
-      chart("Step time (s)", ["time/step_s", "trainer/time/*"]),
+      chart("Step time (s)", [
+        "time/step_s",
+        "trainer/time/*",
+        "trainer/trainer/time/*",
+        "trainer/train/time/*",
+      ]),
       chart("Off-policy lag (steps)", ["off_policy/lag/mean", "off_policy/lag/max"]),
     ]),
     group("Evaluation", [

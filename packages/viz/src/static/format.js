@@ -27,11 +27,11 @@
    * `v` with `digits` decimals, or with a k/M/G/T suffix from 10 000 on (decimals from `step`, the tick
    * spacing, when given); "0" for anything that is 0 up to rounding.
    */
-  function fixed(v, digits, step) {
+  function fixed(v, digits, step, suffixFrom = 1e4) {
     if (!Number.isFinite(v)) return v > 0 ? "∞" : v < 0 ? "-∞" : "–";
     const a = Math.abs(v);
     for (const [size, unit] of UNITS)
-      if (a >= Math.max(size, 1e4)) {
+      if (a >= Math.max(size, suffixFrom)) {
         const d = step ? decimalsFor(step / size) : Math.min(digits, 2);
         return `${trim((v / size).toFixed(Math.min(d, 3)))}${unit}`;
       }
@@ -87,10 +87,12 @@
       );
     }
     const base = step > 0 ? decimalsFor(step) : 2;
+    // One style per axis: once a tick reaches 10 000, every tick from 1000 on gets its suffix (5k, 10k, 15k).
+    const suffixFrom = largest >= 1e4 ? 1e3 : 1e4;
     return values.map((v) => {
       if (!Number.isFinite(v)) return fixed(v, 0);
       if (isZero(v)) return "0";
-      return fixed(v, Math.min(Math.max(base, decimalsFor(Math.abs(v))), base + 3), step);
+      return fixed(v, Math.min(Math.max(base, decimalsFor(Math.abs(v))), base + 3), step, suffixFrom);
     });
   }
 
