@@ -52,7 +52,7 @@ export async function checkDockerHosts(config: MlgymConfig, configDir: string): 
           return {
             name,
             status: "fail",
-            message: `answers, but lacks image ${image} (copy it: docker save ${image} | docker -H ${spec.url} load)`,
+            message: `answers, but lacks image ${image} (images are never pulled; from a machine that has it: docker save ${image} | docker -H ${spec.url} load)`,
           };
         }
         return { name, status: "ok", message: `answers, has ${image}; ${spec.sandboxes} sandbox(es)` };

@@ -273,7 +273,8 @@ describe("rl check probe", () => {
   });
 
   test("a server that is not up is skip when the launcher starts it", async () => {
-    const [r] = await probeServer(base("http://127.0.0.1:9/v1"), { inferenceUrl: "http://127.0.0.1:9/v1" });
+    // the launcher's URL is the server root; the policy's has /v1
+    const [r] = await probeServer(base("http://127.0.0.1:9/v1"), { inferenceUrl: "http://127.0.0.1:9" });
     expect(r?.status).toBe("skip");
     expect(r?.message).toContain("not up yet");
   });

@@ -73,10 +73,20 @@ async function probeOne(
     };
   } catch (error) {
     if (isTransient(rootCause(error))) {
-      const ours = ctx.inferenceUrl?.replace(/\/+$/, "") === url;
+      const ours = ctx.inferenceUrl !== undefined && sameServer(ctx.inferenceUrl, url);
       const why = ours ? "not up yet (the launcher starts it)" : "could not be checked";
       return { name, status: "skip", message: `${url} ${why}: ${errorMessage(error)}` };
     }
     return { name, status: "fail", message: `${url}: ${errorMessage(error)}` };
+  }
+}
+
+/** Same host and port (the launcher's URL has no /v1; the policy's has). */
+function sameServer(a: string, b: string): boolean {
+  try {
+    const [x, y] = [new URL(a), new URL(b)];
+    return x.hostname === y.hostname && x.port === y.port && x.protocol === y.protocol;
+  } catch {
+    return false;
   }
 }
