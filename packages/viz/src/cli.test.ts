@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { exportAirAgent, openStore } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import { resolveStore } from "./serve.ts";
+import { taskFigures, writeReport } from "./testing.ts";
 
 const BIN = resolve(import.meta.dir, "../../launcher/src/bin/viz.ts");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-cli-"));
@@ -55,8 +56,34 @@ describe("bun run viz", () => {
     }
   }, 30_000);
 
+  test("--compare alone serves the eval comparison", async () => {
+    const report = writeReport(join(dir, "r.json"), "r", [taskFigures("t1", 2, 2)]);
+    const child = Bun.spawn(["bun", BIN, "--compare", report, "--port", "0"], {
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    try {
+      const url = await waitForUrl(child, 15_000);
+      const res = await fetch(`${url}eval-compare`, { signal: AbortSignal.timeout(5000) });
+      expect(await res.text()).toContain("Performance profile: best attempt");
+      child.kill("SIGTERM");
+      expect(await Promise.race([child.exited, Bun.sleep(5000).then(() => "timeout")])).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 30_000);
+
   test("bad arguments exit with 2 and the usage", async () => {
-    for (const args of [[], ["/no/such/dir"], [runDir, "--port", "x"], [runDir, "--bogus"]]) {
+    const notReport = join(dir, "not-a-report.json");
+    writeFileSync(notReport, "{}");
+    for (const args of [
+      [],
+      ["/no/such/dir"],
+      [runDir, "--port", "x"],
+      [runDir, "--bogus"],
+      [runDir, "--names", "a"],
+      ["--compare", notReport],
+    ]) {
       const r = Bun.spawnSync(["bun", BIN, ...args], { stderr: "pipe", timeout: 15_000 });
       expect(r.exitCode).toBe(2);
       expect(r.stderr.toString()).toContain("usage: viz");
