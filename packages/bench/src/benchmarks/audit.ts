@@ -169,7 +169,7 @@ export async function auditBenchmark(options: BenchOptions): Promise<BenchReport
     notes: [
       "Each audit is the launcher end to end (`bun packages/launcher/src/bin/audit.ts`, config loading, the env's " +
         "task bundles, one fresh bwrap sandbox per probe rollout) into a temp output dir. Per task: 3 baseline " +
-        "rollouts and up to 10 probe rollouts, each a short scripted episode ending in one or more evaluations; " +
+        "rollouts and up to 11 probe rollouts, each a short scripted episode ending in one or more evaluations; " +
         "evaluations dominate (a Python process per evaluation, ~0.1 s for air's stdlib evaluators, 0.4–2.8 s for " +
         "MLGym's, which import pandas/sklearn). Exit 1 is expected: the fixtures carry planted leaks, and " +
         "MLGym's titanic and games have real ones.",
