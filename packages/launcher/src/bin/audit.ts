@@ -50,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
       signal: stop.signal,
     });
     process.stderr.write(`wrote ${report.files.json} and the audits table of ${report.files.sqlite}\n`);
+    if (stop.signal.aborted) return EXIT.interrupted;
     return report.critical > 0 ? EXIT.failed : EXIT.ok;
   } catch (error) {
     process.stderr.write(`error: ${errorMessage(error)}\n`);
