@@ -163,7 +163,7 @@ describe("seed configs", () => {
       const lines = out.stdout.trim().split("\n");
       expect(lines.slice(0, -1).every((l) => /^(ok|fail|skip) +.+?: /.test(l))).toBe(true);
       expect(lines.some((l) => /GPU/.test(l))).toBe(true);
-      expect(lines.some((l) => /MLGym root exists/.test(l))).toBe(true);
+      expect(lines.some((l) => /MLGym root: /.test(l))).toBe(true);
       expect(out.code).toBe(out.stdout.includes("\nfail ") || out.stdout.startsWith("fail ") ? 2 : 0);
     }, 30_000);
   }
