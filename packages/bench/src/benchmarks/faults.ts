@@ -1,17 +1,15 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import Docker from "dockerode";
 import { trackChild } from "../proc.ts";
 import type { BenchReport } from "../report.ts";
 import { fmt, seededRandom } from "../stats.ts";
+import { inferenceFaults, killAllThenResume } from "./faults-more.ts";
+import { CONFIG, freePort, leftovers, REPO, RL, readPidFile, runContainers, until } from "./faults-util.ts";
 import type { BenchOptions } from "./pipeline.ts";
 
-const REPO = resolve(import.meta.dir, "../../../..");
-const CONFIG = "configs/quickstart.toml";
-const RL = "packages/launcher/src/bin/rl.ts";
 const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
 /** How long after the fault everything of the run must be gone. */
 const CLEAN_WITHIN_MS = 10_000;
@@ -32,85 +30,6 @@ const KINDS: FaultKind[] = [
   "SIGKILL inference",
   "SIGKILL trainer",
 ];
-
-interface PidEntry {
-  pid: number;
-  startTime?: number;
-  role?: string;
-}
-interface PidFile {
-  launcher: PidEntry;
-  children: PidEntry[];
-}
-
-function readPidFile(runDir: string): PidFile | undefined {
-  try {
-    return JSON.parse(readFileSync(join(runDir, "run.pid.json"), "utf8")) as PidFile;
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-/** Live processes carrying the run's marker (`AIR_RUN_DIR=<runDir>`), by /proc. */
-function markedProcesses(runDir: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const env = readFileSync(`/proc/${pid}/environ`, "utf8");
-      if (env.split("\0").includes(`AIR_RUN_DIR=${runDir}`) && alive(pid)) out.push(pid);
-    } catch {}
-  }
-  return out;
-}
-
-async function runContainers(docker: Docker, runDir: string): Promise<string[]> {
-  const list = await docker.listContainers({
-    all: true,
-    filters: { label: [`air.run=${runDir}`, "air.managed=true"] },
-  });
-  return list.map((c) => c.Id);
-}
-
-/** Everything of a run still there: processes (pid file or marker) and labelled containers. */
-async function leftovers(docker: Docker | undefined, runDir: string, seen: Set<number>): Promise<string[]> {
-  const pids = new Set([...seen].filter(alive));
-  for (const pid of markedProcesses(runDir)) pids.add(pid);
-  const containers = docker ? await runContainers(docker, runDir) : [];
-  return [...[...pids].map((p) => `pid ${p}`), ...containers.map((c) => `container ${c.slice(0, 12)}`)];
-}
-
-/** A TCP port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await Bun.sleep(100);
-  }
-  return check();
-}
 
 interface FaultRun {
   kind: FaultKind;
@@ -386,6 +305,52 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
       `container kills: exit ${k.code} (goal 0), ${k.doubled} doubled (goal 0), rollouts per step ${k.perStep} (goal 8 each), ${k.batchFiles} batch files for ${k.stepsWithSamples} steps with samples (goal equal)`,
     );
   }
+  const resume = await killAllThenResume(options.quick ? 4 : 6);
+  tables.push({
+    title: "kill -9 of everything mid-step (launcher, reaper, children), then `rl --resume`",
+    headers: [
+      "killed after step",
+      "resume exit",
+      "last completed step",
+      "store runs",
+      "trajectories per step",
+      "steps trained twice",
+      "batch files",
+    ],
+    rows: [
+      [
+        String(resume.killedAfterStep),
+        String(resume.resumeExit),
+        String(resume.lastCompletedStep),
+        String(resume.storeRuns),
+        resume.perStep,
+        String(resume.trainedTwice),
+        String(resume.batches),
+      ],
+    ],
+  });
+  goals.push(
+    `kill -9 then --resume: exit ${resume.resumeExit} (goal 0), ${resume.storeRuns} store run(s) (goal 1), ` +
+      `${resume.trainedTwice} step(s) trained twice (goal 0)`,
+  );
+  const proxy = await inferenceFaults(options.quick ? 3 : 6, rand);
+  tables.push({
+    title:
+      "Inference faults: a proxy before the real tiny server answers 500, hangs past generate_ms or closes mid-answer",
+    headers: ["exit", "chat requests", "injected", "rollouts per step", "failed rollouts"],
+    rows: [
+      [
+        String(proxy.exit),
+        String(proxy.requests),
+        proxy.injected,
+        proxy.perStep,
+        String(proxy.failedRollouts),
+      ],
+    ],
+  });
+  goals.push(
+    `inference faults: exit ${proxy.exit} (goal 0), rollouts per step ${proxy.perStep} (goal 8 each)`,
+  );
   return {
     name: "faults",
     title: "7. Faults: nothing left, nothing lost",
@@ -399,8 +364,8 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
         "AIR_RUN_DIR marker, or a container labelled with the run dir, still there 10 s after the fault.",
       "SIGKILL of the launcher is handled by the run's reaper (its own session, waiting on a pipe only the " +
         "launcher holds); SIGKILL of `bun run` by the launcher watching its parent; a child's death by the supervisor.",
-      "Not covered here yet (issue 18 items 3–5): dockerd restarted mid-run, a fault proxy in front of the inference " +
-        "server, the trainer crashing and restarting, a full disk, kill -9 of everything then --resume.",
+      "Not covered here yet: dockerd restarted mid-run, the trainer crashing and restarting (a crashed child stops " +
+        "the run: it is not restarted), a full disk under the run dir.",
     ],
   };
 }
