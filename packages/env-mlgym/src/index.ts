@@ -5,6 +5,7 @@ export { buildTaskFiles } from "./bundle.ts";
 export { checkTasks } from "./checks.ts";
 export { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 export { type EvaluationResult, evaluateTask, parseMetrics } from "./evaluation.ts";
+export { checkDockerHosts, hostSpecs } from "./hosts.ts";
 export {
   canonicalScores,
   KNOWN_TASK_DIRECTIONS,
@@ -17,6 +18,14 @@ export { mlgymLaunch, mlgymPreflight } from "./launch.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
 export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
 export { containerLabels, DockerRuntime, removeContainersByLabel } from "./runtime/docker.ts";
+export {
+  type DockerEndpoint,
+  type DockerHostSpec,
+  DockerHostsRuntime,
+  dockerClientFor,
+  type HostState,
+  pingDocker,
+} from "./runtime/docker-hosts.ts";
 export { LocalRuntime } from "./runtime/local.ts";
 export { UnsandboxedRuntime } from "./runtime/local-none.ts";
 export type { ExecResult, Runtime, Sandbox, TaskFiles } from "./runtime/types.ts";
