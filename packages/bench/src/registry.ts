@@ -2,6 +2,7 @@ import { asyncBenchmark } from "./benchmarks/async.ts";
 import { auditBenchmark } from "./benchmarks/audit.ts";
 import { containersBenchmark } from "./benchmarks/containers.ts";
 import { faultsBenchmark } from "./benchmarks/faults.ts";
+import { hostsBenchmark } from "./benchmarks/hosts.ts";
 import { localBenchmark } from "./benchmarks/local.ts";
 import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
@@ -21,6 +22,7 @@ export const BENCHMARKS = {
   faults: faultsBenchmark,
   tree: treeBenchmark,
   audit: auditBenchmark,
+  hosts: hostsBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

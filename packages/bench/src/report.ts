@@ -85,6 +85,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "faults", title: "7. Faults" },
   { name: "tree", title: "8. Tree rollouts" },
   { name: "audit", title: "9. Task audit" },
+  { name: "hosts", title: "10. Docker hosts" },
 ];
 
 const HEADER = [
