@@ -247,7 +247,8 @@ describe("preflight: MLGym files and docker", () => {
   test.skipIf(!dockerUp)("docker reachable and the image present, or how to build it", async () => {
     const root = mlgymRoot(["titanic", "prisonersDilemma"]);
     const present = await runPreflight(await load(mlgymArgs(root)), { env });
-    expect(failed(present)).toEqual([]);
+    // The stand-in task YAMLs are not loadable tasks (checkTasks says so); only docker's checks matter here.
+    expect(failed(present).filter((r) => /docker|image/.test(r.name))).toEqual([]);
     expect(find(present, /docker reachable/)[0]?.status).toBe("ok");
     const absent = await runPreflight(await load(mlgymArgs(root, "air-no-such-image:never")), { env });
     expect(failed(absent)[0]?.message).toContain("bun run images:build");
