@@ -168,8 +168,16 @@ plugin = "last-score"
             .listContainers({ filters: { label: ["air.managed=true"] } })
             .catch(() => []);
           secondUsed = Math.max(secondUsed, mine.length);
-          if (mine.length > 0) {
-            await Bun.sleep(1500);
+          // stop it while a rollout's `sleep 2` runs there (not between steps, when its containers are parked)
+          const tops = await Promise.all(
+            mine.map((c) =>
+              d.docker
+                .getContainer(c.Id)
+                .top()
+                .catch(() => ({ Processes: [] as string[][] })),
+            ),
+          );
+          if (tops.some((t) => (t.Processes ?? []).some((p: string[]) => p.join(" ").includes("sleep 2")))) {
             await d.stop(10_000);
             stopped = true;
           }
