@@ -168,6 +168,8 @@ export class DockerHostsRuntime implements Runtime {
     }
     this.readmitMs = Math.max(5000, 3 * options.probeMs);
     this.timer = setInterval(() => void this.probe(), options.probeMs);
+    // never what keeps the process alive (an env that failed after creating its runtime)
+    this.timer.unref?.();
   }
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
