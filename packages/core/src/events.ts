@@ -40,7 +40,14 @@ export interface EventHandlers {
   }) => unknown;
   log: (e: { level: LogLevel; source: string; message: string; timeMs: number }) => unknown;
   /** A sandbox (container or local dir) changed state; for the dashboard's system page. */
-  "sandbox:state": (e: { id: string; rolloutId?: string; state: string; command?: string }) => unknown;
+  "sandbox:state": (e: {
+    id: string;
+    rolloutId?: string;
+    state: string;
+    command?: string;
+    /** The Docker host it runs on, when the env spreads sandboxes over several (`[env.docker] hosts`). */
+    host?: string;
+  }) => unknown;
   /** A child process changed state; for the dashboard's system page. */
   "process:state": (e: { role: string; pid?: number; state: string; logPath?: string }) => unknown;
 }

@@ -3,11 +3,18 @@ import type { MlgymConfig } from "./config.ts";
 import { hostSpecs } from "./hosts.ts";
 import { DockerHostsRuntime } from "./runtime/docker-hosts.ts";
 
-type OnState = (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
+type OnState = (state: {
+  id: string;
+  rolloutId?: string;
+  state: string;
+  command?: string;
+  host?: string;
+}) => void;
 
 /**
  * The docker runtime over `[env.docker] hosts`: one `DockerRuntime` per host behind `DockerHostsRuntime`
- * (placement, draining, readmission), every container with the run's labels. GPU ids come from each host's
+ * (placement, draining, readmission), every container with the run's labels; `sandbox:state` events carry the
+ * host's name. GPU ids come from each host's
  * `gpu_ids` (the launcher's `env_gpu_ids` name GPUs of this machine only).
  * @example const runtime = hostsRuntime(config, ctx, (s) => ctx.emit("sandbox:state", s));
  */
@@ -26,8 +33,8 @@ export function hostsRuntime(config: MlgymConfig, ctx: PluginContext, onState: O
       network: d.network,
       runName: ctx.runDir,
       timeoutMs: d.timeout_ms,
-      onState,
     },
+    onSandbox: onState,
     requireGpu: d.require_gpu,
     probeMs: d.host_probe_ms,
     log: (level, message) => ctx.log[level](`mlgym: ${message}`),

@@ -189,6 +189,14 @@ plugin = "last-score"
       expect(stopped).toBe(true);
       expect(secondUsed).toBeGreaterThan(0);
       expect(result.summary.stepsCompleted).toBe(steps);
+      // sandbox events name their host (the dashboard's view of sandboxes per host)
+      const busyOn = new Set(
+        result
+          .of("sandbox:state")
+          .filter((e) => e.state === "busy")
+          .map((e) => e.host),
+      );
+      expect([...busyOn].sort()).toEqual(["main", "second"]);
       // every step trained all its rollouts: none failed for good
       for (const s of result.steps) {
         const rollouts = result.trajectories.filter((t) => t.step === s.step);

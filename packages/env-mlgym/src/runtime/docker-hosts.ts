@@ -109,6 +109,14 @@ export interface DockerHostsOptions {
   /** Time between health pings of every host. */
   probeMs: number;
   log?: (level: "info" | "warn", message: string) => void;
+  /** Sandbox state changes with the host's name (instead of `base.onState`). */
+  onSandbox?: (state: {
+    id: string;
+    rolloutId?: string;
+    state: string;
+    command?: string;
+    host: string;
+  }) => void;
   /** Host events (placed, drained, readmitted) for the run's bus. */
   onHost?: (event: { host: string; state: "up" | "drained"; busy: number; slots: number }) => void;
 }
@@ -121,7 +129,8 @@ export interface DockerHostsOptions {
  * in flight fails at once (the rollout loop retries those rollouts, which land on other hosts) — and is pinged
  * until it has answered every ping for max(5 s, 3 probes) (a daemon shutting down still answers some); then its
  * leftover containers of this run are removed, it gets a fresh pool, and it is back.
- * A host whose container cannot be created is drained the same way and the sandbox tried on another host.
+ * A sandbox whose acquire fails on a host is tried on the other hosts (the error is thrown when none is left);
+ * that host is drained when the error is the daemon's (no connection, a reset, a 5xx) or it misses a ping.
  * @example
  * const runtime = new DockerHostsRuntime(hosts, { base, requireGpu: false, probeMs: 2000 });
  * const sandbox = await runtime.acquire(files, { rolloutId: "r1" });
@@ -173,11 +182,16 @@ export class DockerHostsRuntime implements Runtime {
   }
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    // hosts whose acquire failed in this call: the sandbox is tried on the others first
+    const tried = new Set<HostState>();
+    let lastError: unknown;
     for (;;) {
       if (this.closed) throw new Error("docker hosts runtime is closed");
       options.signal?.throwIfAborted();
-      const host = this.place();
+      const host = this.place(tried);
       if (host === undefined) {
+        const untried = this.hosts.some((h) => h.up && this.eligible(h) && !tried.has(h));
+        if (lastError !== undefined && !untried) throw lastError;
         await this.waitForRoom(options.signal);
         continue;
       }
@@ -190,11 +204,10 @@ export class DockerHostsRuntime implements Runtime {
       } catch (error) {
         if (!drained.aborted) host.busy--;
         this.wake();
-        if (drained.aborted || !(await this.answers(host))) {
-          this.drain(host, error);
-          continue;
-        }
-        throw error;
+        tried.add(host);
+        lastError = error;
+        // a daemon shutting down still answers pings but refuses containers: drain on the error itself too
+        if (drained.aborted || hostLevel(error) || !(await this.answers(host))) this.drain(host, error);
       }
     }
   }
@@ -218,12 +231,12 @@ export class DockerHostsRuntime implements Runtime {
     );
   }
 
-  /** The host in rotation with the most free room, or undefined when all are full. */
-  private place(): HostState | undefined {
+  /** The host in rotation (not in `skip`) with the most free room, or undefined when all are full. */
+  private place(skip?: Set<HostState>): HostState | undefined {
     let best: HostState | undefined;
     let bestFree = 0;
     for (const h of this.hosts) {
-      if (!h.up || !this.eligible(h) || h.busy >= h.slots) continue;
+      if (!h.up || !this.eligible(h) || h.busy >= h.slots || skip?.has(h)) continue;
       const free = (h.slots - h.busy) / h.slots;
       if (best === undefined || free > bestFree) {
         best = h;
@@ -318,7 +331,14 @@ export class DockerHostsRuntime implements Runtime {
   }
 
   private hostRuntime(spec: DockerHostSpec, docker: Docker): DockerRuntime {
-    return new DockerRuntime({ ...this.options.base, docker, gpuIds: spec.gpuIds, poolSize: spec.poolSize });
+    const onState = this.options.onSandbox;
+    return new DockerRuntime({
+      ...this.options.base,
+      docker,
+      gpuIds: spec.gpuIds,
+      poolSize: spec.poolSize,
+      ...(onState ? { onState: (state) => onState({ ...state, host: spec.name }) } : {}),
+    });
   }
 }
 
@@ -352,6 +372,15 @@ class HostedSandbox implements Sandbox {
     if (this.drained.aborted) return false;
     return await this.inner.alive();
   }
+}
+
+/** An error that says the daemon, not the task, failed: no connection, a reset, a 5xx of the Engine API. */
+function hostLevel(error: unknown): boolean {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === "number" && status >= 500) return true;
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|socket hang up|shutting down/i.test(
+    String(error),
+  );
 }
 
 /** `work`, or a rejection as soon as the host is drained. */
