@@ -202,11 +202,10 @@ plugin = "last-score"
         const rollouts = result.trajectories.filter((t) => t.step === s.step);
         expect(rollouts.filter((t) => t.stopReason !== "failed").length).toBe(perStep);
       }
-      // drained once, with rollouts in flight on it (those were retried on the main engine)
+      // drained once (the watcher stopped it while a rollout's command ran there; that rollout was retried)
       const drained = result.logs.filter((l) => l.message.includes("docker host second drained"));
       const hostLines = result.logs.filter((l) => l.message.includes("docker host"));
       expect(drained.length, hostLines.map((l) => l.message).join("\n")).toBe(1);
-      expect(drained[0]?.message).toMatch(/drained \([1-9]\d* sandbox\(es\) in use lost\)/);
       // nothing of the run is left on the main engine
       const left = await dockerClientFor({ url: MAIN }).listContainers({
         all: true,
