@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importAirAgent, openStore, recordEvaluations, tables } from "@air/logger-sqlite";
+import { importAirAgent, openStore, recordAudits, recordEvaluations, tables } from "@air/logger-sqlite";
 import { runFixture, XSS_PAYLOAD } from "@air/logger-sqlite/testing";
 import { createApp, type VizApp } from "./app.ts";
 
@@ -34,6 +34,17 @@ beforeAll(async () => {
   recordEvaluations(writer, 1, [
     { task: "alpha", policy: "tiny", checkpoint: "step-3", metric: "pass@1", value: 0.5 },
     { task: "alpha", policy: "tiny", checkpoint: "step-3", metric: "pass@4", value: 0.75 },
+  ]);
+  const audit = { createdAt: Date.now(), config: "run.toml", task: "alpha", group: "cheating" };
+  recordAudits(writer, [
+    {
+      ...audit,
+      probe: "ground truth by find /",
+      verdict: "held",
+      critical: false,
+      evidence: "nothing found",
+    },
+    { ...audit, probe: "sample submission", verdict: "broken", critical: true, score: 1, evidence: EVIL },
   ]);
   importedRun = importAirAgent(
     writer,
@@ -87,6 +98,10 @@ describe("pages", () => {
     expect(r.status).toBe(200);
     expect(r.text).toMatch(/>alpha<\/a><\/td>\s*<td>6<\/td>\s*<td>0\.500<\/td>/);
     expect(r.text).toMatch(/<td>step-3<\/td><td>pass@4<\/td>\s*<td>0\.7500<\/td>/);
+    expect(r.text).toContain("1 critical finding(s)");
+    expect(r.text).toMatch(/<tr class="critical"><td>alpha<\/td><td>sample submission<\/td>/);
+    expect(r.text).toContain("ground truth by find /");
+    expectEscaped(r.text);
     const imported = await get(`/runs/${importedRun}/tasks`);
     expect(imported.text).toContain("&lt;img src=x onerror=alert(1)&gt;");
     expectEscaped(imported.text);

@@ -1,12 +1,13 @@
-import { type StoreDb, storedEvaluations, taskSummary } from "@air/logger-sqlite";
+import { readLatestAudits, type StoreDb, storedEvaluations, taskSummary } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 
-/** Per-task summary: baseline, average and best final score, improvement, episode count. */
+/** Per-task summary: baseline, average and best final score, improvement, episode count; evaluations; the latest task audit. */
 export function tasksPage(db: StoreDb, run: RunRow): Html {
   const rows = taskSummary(db, run.id);
   const evaluations = storedEvaluations(db, run.id);
+  const audits = readLatestAudits(db);
   return layout(
     `${run.name}: tasks`,
     html`${runNav(run.id, run.name, "tasks")}<h2>Per-task summary</h2>
@@ -34,6 +35,18 @@ export function tasksPage(db: StoreDb, run: RunRow): Html {
               e,
             ) => html`<tr><td>${e.task}</td><td>${e.policy}</td><td>${e.checkpoint ?? "–"}</td><td>${e.metric}</td>
             <td>${num(e.value, 4)}</td><td>${e.n}</td></tr>`,
+          )}</tbody></table>`
+    }
+    <h2>Task audit</h2>
+    ${
+      audits.length === 0
+        ? html`<p class="empty">No audit in this store (<code>bun run audit &lt;config&gt;</code> writes one).</p>`
+        : html`<p>${audits.filter((a) => a.critical).length} critical finding(s), latest audit per task.</p>
+          <table class="audits"><thead><tr><th>task</th><th>probe</th><th>group</th><th>verdict</th><th>score</th>
+          <th>evidence</th></tr></thead><tbody>${audits.map(
+            (a) => html`<tr class="${a.critical ? "critical" : ""}"><td>${a.task}</td><td>${a.probe}</td>
+            <td>${a.group}</td><td>${a.critical ? html`<strong>${a.verdict}</strong>` : a.verdict}</td>
+            <td>${num(a.score, 4)}</td><td>${a.evidence}</td></tr>`,
           )}</tbody></table>`
     }`,
   );
