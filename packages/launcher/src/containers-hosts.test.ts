@@ -68,8 +68,14 @@ describe("teardown on several docker hosts", () => {
   test.skipIf(problem !== undefined)(
     "removeRunContainers removes the run's containers in the default engine and on each recorded host",
     async () => {
+      const docker0 = () =>
+        Bun.spawnSync(["ip", "link", "show", "docker0"], { stdout: "ignore", stderr: "ignore" }).exitCode ===
+        0;
+      const hadBridge = docker0();
       second = await startSecondDockerd();
       const d = second;
+      // the second daemon leaves the main engine's bridge alone (dockerd --bridge=none would delete docker0)
+      expect(docker0()).toBe(hadBridge);
       // a one-file image on the second daemon (containers are created, never started)
       const empty = mkdtempSync(join(tmpdir(), "air-empty-image-"));
       dirs.push(empty);

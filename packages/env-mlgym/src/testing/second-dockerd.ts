@@ -32,7 +32,7 @@ function run(argv: string[], cwd: string): void {
 /** Why a second dockerd cannot start here, or undefined when it can be tried (root, dockerd and openssl found). */
 export function secondDockerdProblem(): string | undefined {
   if (process.getuid?.() !== 0) return "a second dockerd needs root";
-  for (const program of ["dockerd", "openssl", "docker"]) {
+  for (const program of ["dockerd", "openssl", "docker", "ip"]) {
     if (Bun.which(program) === null) return `${program} not found`;
   }
   return undefined;
@@ -49,8 +49,9 @@ function freePort(): number {
 /**
  * Makes a CA, a server certificate for 127.0.0.1 and a client certificate with openssl (in a fresh temporary
  * directory), and starts `dockerd` with its own data root, exec root and pid file, listening only on
- * `tcp://127.0.0.1:<free port>` with `--tlsverify`, without bridge or iptables changes (the main daemon on
- * /var/run/docker.sock is untouched). Resolves when it answers a ping.
+ * `tcp://127.0.0.1:<free port>` with `--tlsverify`, on a bridge of its own (`airbr<port>`, made here and removed
+ * by `remove()`; never `--bridge=none`, with which dockerd deletes the main engine's docker0) and without
+ * iptables changes, so the main daemon on /var/run/docker.sock is untouched. Resolves when it answers a ping.
  * @example const d2 = await startSecondDockerd(); try { await d2.docker.ping(); } finally { await d2.remove(); }
  */
 export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDockerd> {
@@ -134,6 +135,19 @@ export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDock
   );
   const port = freePort();
   const url = `tcp://127.0.0.1:${port}`;
+  const bridge = `airbr${port}`;
+  for (const argv of [
+    ["ip", "link", "add", "name", bridge, "type", "bridge"],
+    ["ip", "addr", "add", `10.213.${port % 250}.1/24`, "dev", bridge],
+    ["ip", "link", "set", bridge, "up"],
+  ]) {
+    const out = Bun.spawnSync(argv, { stdout: "pipe", stderr: "pipe" });
+    if (out.exitCode !== 0) {
+      Bun.spawnSync(["ip", "link", "del", bridge]);
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`${argv.join(" ")}: ${out.stderr.toString()}`);
+    }
+  }
   const tls = { ca: pem("ca.pem"), cert: pem("cert.pem"), key: pem("key.pem") };
   const docker = new Docker({
     host: "127.0.0.1",
@@ -160,7 +174,10 @@ export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDock
     pem("server.pem"),
     "--tlskey",
     pem("server-key.pem"),
-    "--bridge=none",
+    // its own bridge: with `--bridge=none` dockerd deletes docker0, which the main engine uses
+    // (moby's configureNetworking calls removeDefaultBridgeInterface when the bridge is disabled)
+    "--bridge",
+    bridge,
     "--iptables=false",
     "--ip6tables=false",
     "--ip-masq=false",
@@ -213,6 +230,7 @@ export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDock
       .sort((a, b) => b.length - a.length);
     for (const m of mounts) Bun.spawnSync(["umount", "-l", m]);
     rmSync(dir, { recursive: true, force: true });
+    Bun.spawnSync(["ip", "link", "del", bridge], { stdout: "ignore", stderr: "ignore" });
   };
   const cliArgs = [
     "-H",
