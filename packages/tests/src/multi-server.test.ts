@@ -100,7 +100,8 @@ describe("two real tiny servers behind one policy", () => {
       expect(await Promise.all(ports.map(servedVersion))).toEqual([1, 1]);
 
       // kill the second server: its rollouts move to the first, nothing is lost
-      const second = servers[1];
+      // `servers` is in the order they became ready; find the one serving ports[1] (the pool's second member)
+      const second = servers.find((s) => Number(s.ready.port) === ports[1]);
       if (second === undefined) throw new Error("no second server");
       await second.stop();
       const survived = await Promise.all(ids.map((id) => turn(id, 3)));
