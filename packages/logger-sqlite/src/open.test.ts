@@ -12,6 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Makes a fresh store look like one written when only the first `keep` migrations existed. */
 function downgrade(client: Database, keep: number): void {
+  if (keep < 4) client.exec("ALTER TABLE sandboxes DROP COLUMN host");
   if (keep < 3) {
     client.exec("ALTER TABLE runs DROP COLUMN heartbeat_at");
     client.exec("ALTER TABLE runs DROP COLUMN resumes");

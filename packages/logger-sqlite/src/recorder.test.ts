@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { openStore, type StoreDb } from "./open.ts";
 import { readTrajectory } from "./read.ts";
+import { RunRecorder } from "./recorder.ts";
 import {
   metrics,
   processes,
@@ -111,5 +112,20 @@ describe("sqlite logger over a real run", () => {
     const boxes = db.select().from(sandboxes).all();
     expect(boxes).toHaveLength(12);
     expect(boxes.every((b) => b.state === "removed")).toBe(true);
+  });
+});
+
+describe("sandbox hosts", () => {
+  test("a sandbox's Docker host is stored with its state (the system page groups by it)", async () => {
+    const store = openStore(join(dir, "hosts.db"));
+    const recorder = new RunRecorder(store, { flushRows: 1, flushMs: 10, heartbeatMs: 0 });
+    await recorder.hooks["sandbox:state"]({ id: "c1", state: "running", host: "tcp://10.0.0.2:2376" });
+    await recorder.hooks["sandbox:state"]({ id: "c2", state: "running" });
+    recorder.close();
+    const reader = openStore(join(dir, "hosts.db"), { readonly: true });
+    const rows = reader.select().from(sandboxes).all();
+    expect(rows.find((r) => r.sandboxId === "c1")?.host).toBe("tcp://10.0.0.2:2376");
+    expect(rows.find((r) => r.sandboxId === "c2")?.host).toBeNull();
+    reader.$client.close();
   });
 });

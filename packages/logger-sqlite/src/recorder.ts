@@ -211,6 +211,7 @@ export class RunRecorder {
         rolloutId: e.rolloutId ?? null,
         state: e.state,
         command: e.command ?? null,
+        host: e.host ?? null,
         updatedAt: Date.now(),
       };
       this.queue(() => this.write.sandbox(row));

@@ -198,6 +198,8 @@ export const sandboxes = sqliteTable(
     rolloutId: text("rollout_id"),
     state: text("state").notNull(),
     command: text("command"),
+    /** The Docker host the sandbox runs on when the env spreads them over several (`[env.docker] hosts`). */
+    host: text("host"),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.runId, t.sandboxId] })],

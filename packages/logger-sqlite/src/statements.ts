@@ -195,14 +195,14 @@ export function prepareStatements(db: StoreDb) {
     sandbox: compileWrite(
       client,
       sandboxes,
-      ["runId", "sandboxId", "rolloutId", "state", "command", "updatedAt"],
+      ["runId", "sandboxId", "rolloutId", "state", "command", "host", "updatedAt"],
       (p) =>
         db
           .insert(sandboxes)
           .values(p)
           .onConflictDoUpdate({
             target: [sandboxes.runId, sandboxes.sandboxId],
-            set: excluded(sandboxes, ["rolloutId", "state", "command", "updatedAt"]),
+            set: excluded(sandboxes, ["rolloutId", "state", "command", "host", "updatedAt"]),
           }),
     ),
     process: compileWrite(client, processes, ["runId", "role", "pid", "state", "logPath", "updatedAt"], (p) =>

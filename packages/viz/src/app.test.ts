@@ -35,6 +35,13 @@ beforeAll(async () => {
     { task: "alpha", policy: "tiny", checkpoint: "step-3", metric: "pass@1", value: 0.5 },
     { task: "alpha", policy: "tiny", checkpoint: "step-3", metric: "pass@4", value: 0.75 },
   ]);
+  writer
+    .insert(tables.sandboxes)
+    .values([
+      { runId: 1, sandboxId: "h-a", state: "running", host: "tcp://10.0.0.2:2376", updatedAt: Date.now() },
+      { runId: 1, sandboxId: "h-b", state: "removed", host: "tcp://10.0.0.2:2376", updatedAt: Date.now() },
+    ])
+    .run();
   const audit = { createdAt: Date.now(), config: "run.toml", task: "alpha", group: "cheating" };
   recordAudits(writer, [
     {
@@ -188,6 +195,7 @@ describe("pages", () => {
     expect(r.text).toContain("4242");
     expect(r.text).toContain("step 2 loss 0.4");
     expect(r.text).toContain("box-s0-r0");
+    expect(r.text).toMatch(/<tr><td>tcp:\/\/10\.0\.0\.2:2376<\/td><td>1<\/td><td>2<\/td><\/tr>/);
     expectEscaped(r.text);
     const fragment = await get("/runs/1/fragments/system");
     expect(fragment.text).toContain("Container pool");

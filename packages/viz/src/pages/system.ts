@@ -28,6 +28,23 @@ export function tailFile(path: string | null, lines = 15): string {
   }
 }
 
+/** Sandboxes per Docker host (only when the env reports hosts): active and shown. */
+function hostsTable(boxes: Array<{ host: string | null; state: string }>): Html | string {
+  const byHost = new Map<string, { active: number; shown: number }>();
+  for (const b of boxes) {
+    if (b.host === null) continue;
+    const entry = byHost.get(b.host) ?? { active: 0, shown: 0 };
+    entry.shown++;
+    if (b.state !== "removed") entry.active++;
+    byHost.set(b.host, entry);
+  }
+  if (byHost.size === 0) return "";
+  return html`<table class="hosts"><thead><tr><th>docker host</th><th>active sandboxes</th><th>shown</th></tr></thead>
+    <tbody>${[...byHost.entries()].map(
+      ([host, n]) => html`<tr><td>${host}</td><td>${n.active}</td><td>${n.shown}</td></tr>`,
+    )}</tbody></table>`;
+}
+
 /** Processes, the container pool and recent warnings/errors; served whole and as a live fragment. */
 export function systemFragment(db: StoreDb, runId: number): Html {
   const { processes: procs, sandboxes: boxes, logs } = systemState(db, runId);
@@ -45,14 +62,15 @@ export function systemFragment(db: StoreDb, runId: number): Html {
         )}</tbody></table>`
     }
     <h2>Container pool <small>${active} active of ${boxes.length} shown</small></h2>
+    ${hostsTable(boxes)}
     ${
       boxes.length === 0
         ? html`<p class="empty">No sandboxes reported.</p>`
-        : html`<table class="sandboxes"><thead><tr><th>sandbox</th><th>rollout</th><th>state</th><th>current command</th><th>updated</th></tr></thead>
+        : html`<table class="sandboxes"><thead><tr><th>sandbox</th><th>host</th><th>rollout</th><th>state</th><th>current command</th><th>updated</th></tr></thead>
         <tbody>${boxes.map(
           (
             b,
-          ) => html`<tr><td>${b.sandboxId}</td><td>${b.rolloutId ?? "–"}</td><td class="state-${b.state}">${b.state}</td>
+          ) => html`<tr><td>${b.sandboxId}</td><td>${b.host ?? "–"}</td><td>${b.rolloutId ?? "–"}</td><td class="state-${b.state}">${b.state}</td>
           <td><code>${b.command ?? ""}</code></td><td>${time(b.updatedAt)}</td></tr>`,
         )}</tbody></table>`
     }
