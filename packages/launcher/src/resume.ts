@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { WeightsRef } from "@air/core";
 import { broadcastStepDir, lastPrimeStepUpTo, STABLE_FILE } from "@air/trainer-prime-rl";
 import type { RunConfig } from "./sections.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
 
 /**
  * The weights a resumed run starts from: with the prime-rl transport, the broadcast the trainer finished for
@@ -17,6 +17,6 @@ export function resumeWeights(config: RunConfig, startStep: number): WeightsRef 
   const { runDir } = primeRlPaths(config);
   const dir = broadcastStepDir(runDir, lastPrimeStepUpTo(runDir, startStep - 1));
   if (!existsSync(join(dir, STABLE_FILE))) return undefined;
-  const lora = (config.plugins.trainer.config as { lora?: boolean }).lora === true;
+  const lora = primeRlSettings(config).lora;
   return { version: startStep, path: dir, kind: lora ? "lora" : "full" };
 }
