@@ -16,7 +16,7 @@ const FIXTURES = resolve(import.meta.dir, "../fixtures");
 const out = mkdtempSync(join(tmpdir(), "air-audit-test-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** A registry with what the fixture configs name (the placeholders too). */
+/** A registry with every plugin the fixture configs name (also the sections the audit never starts). */
 async function registry(): Promise<PluginRegistry> {
   const { default: grpo } = await import("@air/advantage-grpo");
   const { branching } = await import("@air/strategies");

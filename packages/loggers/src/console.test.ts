@@ -3,11 +3,10 @@ import {
   definePlugin,
   type EventHandlers,
   type EventPayload,
-  type PluginContext,
   type Trajectory,
   z,
 } from "@air/core";
-import { runToml } from "@air/core/testing";
+import { makeContext, runToml } from "@air/core/testing";
 import { consoleHooks, consoleLogger, consoleLoggerConfig } from "./console.ts";
 import { claimStepLines, stepLinesOwner } from "./step-line.ts";
 
@@ -119,7 +118,7 @@ plugin = "zero"
     const release = claimStepLines("progress view");
     try {
       const logs: string[] = [];
-      const ctx = { log: { debug: (m: string) => logs.push(m) } } as unknown as PluginContext;
+      const ctx = makeContext({ sink: (_level, _source, m) => logs.push(m) });
       const created = await consoleLogger.create(consoleLoggerConfig.parse({}), ctx);
       expect(created.hooks).toBeUndefined();
       expect(logs[0]).toContain("printed by the progress view");

@@ -7,6 +7,7 @@
  */
 export { seededRandom } from "../random.ts";
 export { makeGroup, makeSample, makeTrajectory, makeTurn, turnSample } from "./builders.ts";
+export { makeContext } from "./context.ts";
 export * from "./plugins/index.ts";
 export { type EventRecord, eventRecorder } from "./record.ts";
 export { type LogLine, type RecordedRun, type RunConfigInput, type RunTomlOptions, runToml } from "./run.ts";
