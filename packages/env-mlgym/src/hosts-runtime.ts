@@ -12,6 +12,28 @@ type OnState = (state: {
 }) => void;
 
 /**
+ * What every container of the run gets from `[env.docker]`, on one host or many: image, user, limits, network,
+ * the run's label (`ctx.runDir`), the command timeout.
+ * @example new DockerRuntime({ ...containerOptions(config, ctx), poolSize: 2, onState })
+ */
+export function containerOptions(config: MlgymConfig, ctx: PluginContext) {
+  const d = config.docker;
+  return {
+    image: d.image,
+    user: d.user,
+    workspace: d.workspace,
+    shellInit: d.shell_init || undefined,
+    lockPaths: d.lock_paths,
+    memoryMb: d.memory_mb,
+    cpus: d.cpus,
+    pidsLimit: d.pids_limit,
+    network: d.network,
+    runName: ctx.runDir,
+    timeoutMs: d.timeout_ms,
+  };
+}
+
+/**
  * The docker runtime over `[env.docker] hosts`: one `DockerRuntime` per host behind `DockerHostsRuntime`
  * (placement, draining, readmission), every container with the run's labels; `sandbox:state` events carry the
  * host's name. GPU ids come from each host's
@@ -21,19 +43,7 @@ type OnState = (state: {
 export function hostsRuntime(config: MlgymConfig, ctx: PluginContext, onState: OnState): DockerHostsRuntime {
   const d = config.docker;
   const runtime = new DockerHostsRuntime(hostSpecs(config, ctx.configDir), {
-    base: {
-      image: d.image,
-      user: d.user,
-      workspace: d.workspace,
-      shellInit: d.shell_init || undefined,
-      lockPaths: d.lock_paths,
-      memoryMb: d.memory_mb,
-      cpus: d.cpus,
-      pidsLimit: d.pids_limit,
-      network: d.network,
-      runName: ctx.runDir,
-      timeoutMs: d.timeout_ms,
-    },
+    base: containerOptions(config, ctx),
     onSandbox: onState,
     requireGpu: d.require_gpu,
     probeMs: d.host_probe_ms,

@@ -4,7 +4,7 @@ import Docker from "dockerode";
 import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
-import { hostsRuntime } from "./hosts-runtime.ts";
+import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { DockerRuntime } from "./runtime/docker.ts";
 import { LocalRuntime } from "./runtime/local.ts";
@@ -52,19 +52,9 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
   const d = config.docker;
   if (d.hosts.length > 0) return hostsRuntime(config, ctx, onState);
   return new DockerRuntime({
-    image: d.image,
-    user: d.user,
-    workspace: d.workspace,
-    shellInit: d.shell_init || undefined,
-    lockPaths: d.lock_paths,
-    memoryMb: d.memory_mb,
-    cpus: d.cpus,
-    pidsLimit: d.pids_limit,
-    network: d.network,
+    ...containerOptions(config, ctx),
     gpuIds: d.gpu_ids.length > 0 ? d.gpu_ids : (ctx.envGpuIds ?? []).map(String),
     poolSize: d.pool_size,
-    runName: ctx.runDir,
-    timeoutMs: d.timeout_ms,
     onState,
   });
 }
