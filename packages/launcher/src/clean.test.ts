@@ -111,16 +111,22 @@ describe("rl clean", () => {
   });
 });
 
+/** A fixture run whose env has started its container (labelled with the run dir), its trainer running. */
+async function runWithContainer(): Promise<{ fx: RunFixture; run: LauncherRun; name: string }> {
+  const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
+  const name = fx.runDir;
+  createdRuns.push(name);
+  const run = startLauncher([fx.file]);
+  current = { run, fx };
+  await run.waitFor(/trainer running/);
+  const deadline = Date.now() + 30_000;
+  while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+  return { fx, run, name };
+}
+
 describe.skipIf(!dockerUp)("containers labelled with the run", () => {
   test("are removed at teardown, whatever ended the run", async () => {
-    const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
-    const name = fx.runDir;
-    createdRuns.push(name);
-    const run = startLauncher([fx.file]);
-    current = { run, fx };
-    await run.waitFor(/trainer running/);
-    const deadline = Date.now() + 30_000;
-    while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    const { fx, run, name } = await runWithContainer();
     expect((await runContainers(name)).length).toBe(1);
     run.child.kill("SIGINT");
     expect(await run.done).toBe(130);
@@ -129,18 +135,11 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
   }, 90_000);
 
   test("SIGKILL of the launcher: its reaper stops the children and removes the containers", async () => {
-    const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
-    const name = fx.runDir;
-    createdRuns.push(name);
-    const run = startLauncher([fx.file]);
-    current = { run, fx };
-    await run.waitFor(/trainer running/);
-    let deadline = Date.now() + 30_000;
-    while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    const { fx, run, name } = await runWithContainer();
     expect((await runContainers(name)).length).toBe(1);
     run.child.kill("SIGKILL");
     await run.done;
-    deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 20_000;
     while (
       ((await runContainers(name)).length > 0 || survivors(run, fx.runDir).length > 0) &&
       Date.now() < deadline
@@ -152,14 +151,7 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
   }, 90_000);
 
   test("rl clean removes the containers of a run whose launcher and reaper were both SIGKILLed", async () => {
-    const fx = await writeFixtureConfig({ containerImage: TEST_IMAGE, policyDelayMs: 60_000, maxSteps: 3 });
-    const name = fx.runDir;
-    createdRuns.push(name);
-    const run = startLauncher([fx.file]);
-    current = { run, fx };
-    await run.waitFor(/trainer running/);
-    const deadline = Date.now() + 30_000;
-    while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    const { fx, run, name } = await runWithContainer();
     killReaper(fx.runDir);
     run.child.kill("SIGKILL");
     await run.done;
