@@ -1,11 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import {
-  definePlugin,
-  type EventHandlers,
-  type EventPayload,
-  type Trajectory,
-  z,
-} from "@air/core";
+import { definePlugin, type EventHandlers, type EventPayload, type Trajectory, z } from "@air/core";
 import { makeContext, runToml } from "@air/core/testing";
 import { consoleHooks, consoleLogger, consoleLoggerConfig } from "./console.ts";
 import { claimStepLines, stepLinesOwner } from "./step-line.ts";
