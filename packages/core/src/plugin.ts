@@ -79,6 +79,11 @@ export interface EnvSession {
   step(action: Generation["action"]): Promise<StepResult>;
   /** Called when the rollout ends without the env saying done (max turns): e.g. auto-submit. */
   finish?(): Promise<StepResult | undefined>;
+  /**
+   * The text the policy re-asks an unparseable reply with, when the env prescribes it (env-mlgym with
+   * `aci = "mlgym"`: the agent config's format error, shown verbatim as MLGym does). Passed on in `GenerateRequest`.
+   */
+  readonly formatErrorMessage?: string;
   close(): Promise<void>;
   /**
    * A new, independent session in this session's state now (tree rollouts, `[orchestrator.tree]`): the same
@@ -134,6 +139,13 @@ export interface GenerateRequest {
   rolloutId: string;
   turnIndex: number;
   signal: AbortSignal;
+  /**
+   * The env's own text to re-ask a reply no command could be taken from (MLGym's agent config
+   * `format_error_template`), from `EnvSession.formatErrorMessage`; when absent the policy uses its own wording.
+   */
+  formatErrorMessage?: string;
+  /** How many of `messages` the env's `start()` gave (system prompt, demonstrations, task): history trimming keeps them. */
+  initialMessages?: number;
 }
 
 export interface Policy extends PluginBase {

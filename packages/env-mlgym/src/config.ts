@@ -96,11 +96,19 @@ export const mlgymConfigSchema = z
       .describe(
         "cut longer command output, keeping head and tail (default: never cut, as MLGym; set it to protect the context)",
       ),
-    command_timeout_s: z.number().positive().default(60).describe("timeout of an ordinary command"),
+    command_timeout_s: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "timeout of an ordinary command (default: 25 with aci mlgym, MLGym's AGENT_SHORT_ACTION_TIMEOUT; else 60)",
+      ),
     training_command: z
       .string()
-      .default("(^|[;&|(]\\s*)(python3?|torchrun|accelerate)\\s+\\S|^\\s*(bash|sh)\\s+\\S")
-      .describe("regex: commands matching it get the task's training_timeout"),
+      .optional()
+      .describe(
+        "regex: commands matching it get the task's training_timeout (default with aci mlgym: MLGym's rule, the command contains torchrun, python, accelerate or deepspeed anywhere; else a python/torchrun/accelerate/bash/sh invocation)",
+      ),
     metric_directions: z
       .record(z.string(), z.record(z.string(), direction))
       .default({})

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { AirError } from "@air/core";
 import plugin, { createMlgymEnvironment, mlgymConfigSchema } from "./index.ts";
+import { AIR_TRAINING_COMMAND, MLGYM_TRAINING_COMMAND } from "./session.ts";
 import { removeTestRunDirs, testContext } from "./testing/context.ts";
 
 afterAll(removeTestRunDirs);
@@ -21,7 +22,7 @@ describe("mlgym plugin", () => {
   });
 
   test("training commands (long timeout) are told apart from ordinary ones", () => {
-    const training = new RegExp(mlgymConfigSchema.parse({ tasks: ["x"] }).training_command);
+    const training = new RegExp(AIR_TRAINING_COMMAND);
     for (const c of [
       "python train.py",
       "cd src && python3 -u train.py --epochs 3",
@@ -33,6 +34,14 @@ describe("mlgym plugin", () => {
     for (const c of ["ls -la", "cat train.py", "pip list", "echo python", "grep python3 x.txt"]) {
       expect(training.test(c)).toBe(false);
     }
+  });
+
+  test("with aci mlgym, MLGym's rule: the command contains torchrun/python/accelerate/deepspeed anywhere", () => {
+    const training = new RegExp(MLGYM_TRAINING_COMMAND);
+    for (const c of ["python train.py", "echo python", "cat python_notes.txt", "deepspeed t.py"]) {
+      expect(training.test(c)).toBe(true);
+    }
+    for (const c of ["ls -la", "bash run.sh", "cat train.py"]) expect(training.test(c)).toBe(false);
   });
 
   test("examples: one per task and index, with the score spec rewards need", async () => {

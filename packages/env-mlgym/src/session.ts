@@ -38,6 +38,29 @@ export interface SessionOptions {
   reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
 }
 
+/** MLGym's TRAIN_COMMANDS rule: any of them anywhere in the command gets the task's training timeout. */
+export const MLGYM_TRAINING_COMMAND = "torchrun|python|accelerate|deepspeed";
+/** air's own ACI: a python/torchrun/accelerate or bash/sh invocation at the start of a command. */
+export const AIR_TRAINING_COMMAND =
+  "(^|[;&|(]\\s*)(python3?|torchrun|accelerate)\\s+\\S|^\\s*(bash|sh)\\s+\\S";
+
+/**
+ * The timeout of an ordinary command and which commands get the task's training timeout: the config's, else
+ * MLGym's with its own tools (25 s, "contains python"), else air's (60 s, a python/bash invocation).
+ * @example commandTimeouts({}, true).commandTimeoutS // 25
+ */
+export function commandTimeouts(
+  config: { command_timeout_s?: number; training_command?: string },
+  mlgymTools: boolean,
+): { commandTimeoutS: number; trainingCommand: RegExp } {
+  return {
+    commandTimeoutS: config.command_timeout_s ?? (mlgymTools ? 25 : 60),
+    trainingCommand: new RegExp(
+      config.training_command ?? (mlgymTools ? MLGYM_TRAINING_COMMAND : AIR_TRAINING_COMMAND),
+    ),
+  };
+}
+
 /**
  * One MLGym episode in one sandbox: MLGym-style prompts, the agent commands, validate/submit, auto-submit.
  * @example const session = new MlgymSession(runtime, sandbox, task, { config, python: "python" });
@@ -52,6 +75,7 @@ export class MlgymSession implements EnvSession {
   private tainted = false;
   private readonly editor: Editor;
   private readonly trainingCommand: RegExp;
+  private readonly commandTimeoutS: number;
   private readonly shellSetup = new ShellSetup();
   /** MLGym's own tools in the agent's shell (`env.aci = "mlgym"`), and the open file its state command reports. */
   private readonly tools?: MlgymToolsShell;
@@ -69,7 +93,9 @@ export class MlgymSession implements EnvSession {
       python: options.python,
       maxOpenChars: options.maxOpenChars ?? 20_000,
     });
-    this.trainingCommand = new RegExp(options.config.training_command);
+    const timeouts = commandTimeouts(options.config, options.mlgymAgent !== undefined);
+    this.trainingCommand = timeouts.trainingCommand;
+    this.commandTimeoutS = timeouts.commandTimeoutS;
     if (options.mlgymAgent) this.tools = new MlgymToolsShell(sandbox, options.mlgymAgent);
   }
 
@@ -147,6 +173,7 @@ export class MlgymSession implements EnvSession {
       this.toolsOpenFile = state.openFile;
       return [
         { role: "system", content: mlgymSystemPrompt(agent, this.task) },
+        ...agent.demonstrations,
         { role: "user", content: mlgymTaskPrompt(agent, this.task, this.templateState()) },
       ];
     }
@@ -156,15 +183,21 @@ export class MlgymSession implements EnvSession {
     ];
   }
 
+  /** With `aci = "mlgym"`: the agent config's format error, which the policy re-asks with (as MLGym's agent). */
+  get formatErrorMessage(): string | undefined {
+    return this.tools ? this.options.mlgymAgent?.formatErrorTemplate : undefined;
+  }
+
   async step(action: Generation["action"]): Promise<StepResult> {
     if (this.done) return { observation: "The episode has ended.", done: true, kind: "command" };
     this.step_++;
     if (action.parseError || !action.command?.trim()) {
+      // MLGym's agent sends `exit_format` once its re-asks are spent: the episode ends with an auto-submission.
+      if (this.tools) return this.evaluate("auto_submit", "exit_format");
       const why = action.parseError ?? "no command found in your reply";
       return {
         observation: this.observe(
-          this.options.mlgymAgent?.formatErrorTemplate ??
-            `Your output was not formatted correctly: ${why}. Reply with a DISCUSSION and exactly one command in a fenced code block.`,
+          `Your output was not formatted correctly: ${why}. Reply with a DISCUSSION and exactly one command in a fenced code block.`,
         ),
         done: false,
         kind: "command",
@@ -259,9 +292,7 @@ export class MlgymSession implements EnvSession {
       };
     }
     const training = this.trainingCommand.test(command);
-    const timeoutMs = Math.round(
-      (training ? this.task.trainingTimeoutS : this.options.config.command_timeout_s) * 1000,
-    );
+    const timeoutMs = Math.round((training ? this.task.trainingTimeoutS : this.commandTimeoutS) * 1000);
     await this.sandbox.exec(this.shellSetup.script, 30_000);
     const result = await this.sandbox.exec(command, timeoutMs);
     this.cwd = result.cwd || this.cwd;
@@ -283,9 +314,7 @@ export class MlgymSession implements EnvSession {
   /** One command in the shell with MLGym's own tools (`env.aci = "mlgym"`). */
   private async runTools(tools: MlgymToolsShell, command: string): Promise<StepResult> {
     const training = this.trainingCommand.test(command);
-    const timeoutMs = Math.round(
-      (training ? this.task.trainingTimeoutS : this.options.config.command_timeout_s) * 1000,
-    );
+    const timeoutMs = Math.round((training ? this.task.trainingTimeoutS : this.commandTimeoutS) * 1000);
     const result = await tools.run(command, timeoutMs);
     const state = await tools.state();
     this.cwd = state.cwd || this.cwd;
@@ -307,7 +336,11 @@ export class MlgymSession implements EnvSession {
     };
   }
 
-  private async evaluate(kind: "validate" | "submit" | "auto_submit"): Promise<StepResult> {
+  /** Scores the artefact; `submit` and `auto_submit` end the episode (`exit` names why, as MLGym's `Exited (…)`). */
+  private async evaluate(
+    kind: "validate" | "submit" | "auto_submit",
+    exit = kind === "auto_submit" ? "max_steps" : kind,
+  ): Promise<StepResult> {
     if (this.task.evaluationRunsAgentCode) this.tainted = true;
     const result = await evaluateTask(this.sandbox, this.task, {
       python: this.options.python,
@@ -317,16 +350,29 @@ export class MlgymSession implements EnvSession {
     if (ends) this.done = true;
     if (!result.ok) {
       const output = ends ? `${result.error}\nThe episode has ended without a score.` : result.error;
-      return { observation: this.observe(output), done: ends, kind, evaluationError: result.error };
+      return {
+        observation: this.observe(output),
+        done: ends,
+        kind,
+        evaluationError: result.error,
+        ...(ends ? { info: { exit } } : {}),
+      };
     }
+    const why = exit === "exit_format" ? "replies not in the expected format" : "no steps left";
     const lines = [
       kind === "validate"
         ? `Your code produced a valid submission artefact at ${result.artefact}.`
-        : `Submitted the artefact at ${result.artefact}${kind === "auto_submit" ? " (automatically: no steps left)" : ""}.`,
+        : `Submitted the artefact at ${result.artefact}${kind === "auto_submit" ? ` (automatically: ${why})` : ""}.`,
       `Baseline Score: ${pyDict(this.task.baselineScores)}`,
       `Evaluation Score: ${pyDict(result.scores)}`,
     ];
-    return { observation: this.observe(lines.join("\n")), done: ends, kind, scores: result.scores };
+    return {
+      observation: this.observe(lines.join("\n")),
+      done: ends,
+      kind,
+      scores: result.scores,
+      ...(ends ? { info: { exit } } : {}),
+    };
   }
 
   async finish(): Promise<StepResult | undefined> {

@@ -6,8 +6,10 @@ const history = z
       .number()
       .int()
       .min(0)
-      .default(2)
-      .describe("messages at the start always sent whole (system prompt + task)"),
+      .optional()
+      .describe(
+        "messages at the start always sent whole; default: the env's initial messages (system prompt, demonstrations, task), as MLGym keeps them",
+      ),
     last_observations: z
       .number()
       .int()

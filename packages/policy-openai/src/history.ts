@@ -2,7 +2,7 @@ import type { Message } from "@air/core";
 
 /** How much of a long conversation the policy sends (MLGym's LastNObservations, generalised). */
 export interface HistoryOptions {
-  /** Messages at the start that are always sent whole (system prompt, task). */
+  /** Messages at the start that are always sent whole (system prompt, demonstrations, task). */
   keep_first: number;
   /** User messages (observations) after those that are sent whole, counted from the end; 0 keeps all. */
   last_observations: number;

@@ -205,6 +205,41 @@ describe("generate", () => {
   });
 });
 
+test("the env's initial messages (system, demonstrations, task) are never elided unless keep_first says so", async () => {
+  const server = start();
+  const initial: Message[] = [
+    { role: "system", content: "You are an agent." },
+    { role: "user", content: "demo 1" },
+    { role: "user", content: "demo 2" },
+    { role: "user", content: "Solve the task." },
+  ];
+  const messages: Message[] = [...initial];
+  for (let i = 0; i < 3; i++) {
+    messages.push({ role: "assistant", content: `step ${i}` }, { role: "user", content: `out ${i}` });
+  }
+  const request = { messages, rolloutId: "r0", turnIndex: 0, initialMessages: 4 };
+  await policyFor(server, { history: { last_observations: 1 } }).generate({
+    ...request,
+    signal: new AbortController().signal,
+  });
+  const bodies = () => chatBodies(server).map((b) => (b.messages ?? []) as Message[]);
+  const sent = (bodies()[0] ?? []).map((m) => m.content);
+  expect(sent.slice(0, 4)).toEqual(initial.map((m) => m.content));
+  expect(sent.slice(4)).toEqual([
+    "step 0",
+    "Old output omitted (1 lines)",
+    "step 1",
+    "Old output omitted (1 lines)",
+    "step 2",
+    "out 2",
+  ]);
+  await policyFor(server, { history: { last_observations: 1, keep_first: 2 } }).generate({
+    ...request,
+    signal: new AbortController().signal,
+  });
+  expect(bodies()[1]?.[2]?.content).toBe("Old output omitted (1 lines)");
+});
+
 describe("format re-asks", () => {
   test("re-asks with the format error appended and notes how often", async () => {
     const replies = ["I think I should list files.", "Still thinking", GOOD];
@@ -213,12 +248,35 @@ describe("format re-asks", () => {
     expect(g.action.command).toBe("ls -a");
     expect(g.action.notes).toEqual(["Your reply was re-asked 2 time(s) after format errors."]);
     const third = chatBodies(server)[2]?.messages as Message[];
-    expect(third).toHaveLength(MESSAGES.length + 4);
+    // as MLGym: the history, the last bad reply and the error; earlier bad replies are not sent again
+    expect(third).toHaveLength(MESSAGES.length + 2);
     expect(third.at(-2)).toEqual({ role: "assistant", content: "Still thinking" });
     expect(third.at(-1)?.role).toBe("user");
     expect(third.at(-1)?.content).toContain("no ``` command block found");
     expect(third.at(-1)?.content).toContain("Reply with a DISCUSSION");
     expect(g.promptTokenIds).toEqual(fakeTokens(renderPrompt(third)));
+  });
+
+  test("re-asks with the env's format error verbatim and adds no note (MLGym's agent config)", async () => {
+    const replies = ["no command", "still none", GOOD];
+    const server = start({ reply: (_, i) => replies[i] ?? GOOD });
+    const policy = policyFor(server, { max_format_retries: 2 });
+    const g = await policy.generate({
+      messages: MESSAGES,
+      rolloutId: "r0",
+      turnIndex: 0,
+      signal: new AbortController().signal,
+      formatErrorMessage: "Your output was not formatted correctly.",
+    });
+    expect(g.action.command).toBe("ls -a");
+    expect(g.action.notes ?? []).toEqual([]);
+    const bodies = chatBodies(server).map((b) => b.messages as Message[]);
+    expect(bodies[1]?.at(-1)).toEqual({ role: "user", content: "Your output was not formatted correctly." });
+    expect(bodies[2]?.slice(-2)).toEqual([
+      { role: "assistant", content: "still none" },
+      { role: "user", content: "Your output was not formatted correctly." },
+    ]);
+    expect(policy.takeStats().window).toMatchObject({ formatRetries: 2, parseErrors: 0 });
   });
 
   test("stops re-asking at max_format_retries and returns the parse error", async () => {

@@ -146,27 +146,36 @@ export class OpenAIPolicy implements Policy {
     return { window: this.gate.take(), total: structuredClone(this.gate.total) };
   }
 
+  /**
+   * One reply with a command. An unparseable reply is re-asked up to `max_format_retries` times without spending
+   * a turn, as MLGym's agent does: the history, the last bad reply, then the format error (the env's
+   * `request.formatErrorMessage` verbatim when it gives one, else air's own wording plus a note on how often).
+   */
   async generate(request: GenerateRequest): Promise<Generation> {
-    let messages = processHistory(request.messages, this.config.history);
+    const keepFirst = this.config.history.keep_first ?? request.initialMessages ?? 2;
+    const history = processHistory(request.messages, { ...this.config.history, keep_first: keepFirst });
+    let messages = history;
     let previous: { sampled: Sampled; action: Action; messages: Message[] } | undefined;
     for (let retries = 0; ; retries++) {
       const sampled = await this.sample(messages, request, retries);
       if (sampled.finishReason === "context_length") {
         if (previous === undefined) return this.finish(sampled, { text: "" }, 0, messages);
         this.gate.count((s) => s.parseErrors++);
-        return this.finish(previous.sampled, previous.action, retries - 1, previous.messages);
+        const noted = request.formatErrorMessage === undefined ? retries - 1 : 0;
+        return this.finish(previous.sampled, previous.action, noted, previous.messages);
       }
       const action = this.config.parser === "none" ? { text: sampled.text } : parseAction(sampled.text);
       if (action.parseError === undefined || retries >= this.config.max_format_retries) {
         if (action.parseError !== undefined) this.gate.count((s) => s.parseErrors++);
-        return this.finish(sampled, action, retries, messages);
+        const noted = request.formatErrorMessage === undefined ? retries : 0;
+        return this.finish(sampled, action, noted, messages);
       }
       previous = { sampled, action, messages };
       this.gate.count((s) => s.formatRetries++);
       messages = [
-        ...messages,
+        ...history,
         { role: "assistant", content: sampled.text },
-        { role: "user", content: formatErrorMessage(action.parseError) },
+        { role: "user", content: request.formatErrorMessage ?? formatErrorMessage(action.parseError) },
       ];
     }
   }
@@ -247,10 +256,11 @@ export class OpenAIPolicy implements Policy {
     return run;
   }
 
-  private finish(sampled: Sampled, action: Action, formatRetries: number, sent: Message[]): Generation {
+  /** The generation of `sampled`; `notedRetries` > 0 adds air's note on how often the reply was re-asked. */
+  private finish(sampled: Sampled, action: Action, notedRetries: number, sent: Message[]): Generation {
     this.gate.count((s) => s.generations++);
-    if (formatRetries > 0) {
-      const note = `Your reply was re-asked ${formatRetries} time(s) after format errors.`;
+    if (notedRetries > 0) {
+      const note = `Your reply was re-asked ${notedRetries} time(s) after format errors.`;
       action.notes = [...(action.notes ?? []), note];
     }
     const generation: Generation = {

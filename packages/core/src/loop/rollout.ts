@@ -1,7 +1,7 @@
 import { errorMessage } from "../errors.ts";
 import type { EventBus } from "../events.ts";
 import type { PendingWork } from "../pending.ts";
-import type { Environment, EnvSession, Policy } from "../plugin.ts";
+import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
 
 export interface RolloutDeps {
@@ -112,7 +112,17 @@ export async function playTurn(
   const generation = await pending.run(
     `${names.policy}.generate ${rolloutId} turn ${index}`,
     timeouts.generate_ms,
-    () => policy.generate({ messages: [...messages], rolloutId, turnIndex: index, signal }),
+    () => {
+      const request: GenerateRequest = {
+        messages: [...messages],
+        rolloutId,
+        turnIndex: index,
+        signal,
+        initialMessages: trajectory.initialMessages.length,
+      };
+      if (session.formatErrorMessage !== undefined) request.formatErrorMessage = session.formatErrorMessage;
+      return policy.generate(request);
+    },
     { plugin: names.policy, hook: "generate", signal },
   );
   const generateMs = Date.now() - g0;

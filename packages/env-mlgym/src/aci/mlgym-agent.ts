@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import type { Message } from "@air/core";
 import YAML from "yaml";
+import { loadDemonstrations } from "./mlgym-demos.ts";
 
 /** One file of the agent config's `command_files`, and how MLGym installs it. */
 export interface ToolFile {
@@ -35,6 +37,8 @@ export interface MlgymAgent {
   commands: ToolCommand[];
   /** The `command_docs` of the system prompt. */
   commandDocs: string;
+  /** Messages between the system prompt and the task: the config's `demonstrations` (see loadDemonstrations). */
+  demonstrations: Message[];
   /** The aliases file MLGym's README passes (`dockerfiles/aliases.sh`), when the checkout has it. */
   aliases?: string;
 }
@@ -193,6 +197,7 @@ export async function loadMlgymAgent(
     files,
     commands,
     commandDocs: commandDocs(commands, envVariables),
+    demonstrations: await loadDemonstrations(root, config),
     aliases: existsSync(aliasesFile) ? await readFile(aliasesFile, "utf8") : undefined,
   };
 }

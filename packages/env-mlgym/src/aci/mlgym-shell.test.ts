@@ -38,6 +38,7 @@ function agent(): MlgymAgent {
     files: [{ name: "tools.sh", contents: TOOLS, kind: "source" }],
     commands,
     commandDocs: commandDocs(commands, {}),
+    demonstrations: [],
   };
 }
 

@@ -73,7 +73,8 @@ export function readFiles(dir: string): Record<string, string> {
   return out;
 }
 
-function parityTask(workspace: string): Task {
+/** The made-up task the sequences run in (workspace `workspace`, no evaluation script). */
+export function parityTask(workspace: string): Task {
   return {
     id: "parity",
     name: "parity",

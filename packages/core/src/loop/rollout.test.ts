@@ -1,0 +1,69 @@
+import { expect, test } from "bun:test";
+import { EventBus } from "../events.ts";
+import { PendingWork } from "../pending.ts";
+import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
+import { type RolloutDeps, runRollout } from "./rollout.ts";
+
+/** A one-turn env whose sessions may name their format error, and a policy that records its requests. */
+function deps(formatErrorMessage: string | undefined): { deps: RolloutDeps; requests: GenerateRequest[] } {
+  const requests: GenerateRequest[] = [];
+  const session: EnvSession = {
+    ...(formatErrorMessage === undefined ? {} : { formatErrorMessage }),
+    start: async () => [{ role: "user", content: "task" }],
+    step: async () => ({ observation: "ok", done: true, kind: "command" }),
+    close: async () => {},
+  };
+  const env: Environment = {
+    name: "e",
+    kind: "env",
+    examples: async () => [],
+    open: async () => session,
+  } as unknown as Environment;
+  const policy = {
+    name: "p",
+    kind: "policy",
+    version: 0,
+    generate: async (request: GenerateRequest) => {
+      requests.push(request);
+      return {
+        action: { text: "x", command: "x" },
+        promptTokenIds: [1],
+        completionTokenIds: [2],
+        completionLogprobs: [-1],
+        finishReason: "stop",
+        policyVersion: 0,
+        temperature: 1,
+      };
+    },
+  } as unknown as Policy;
+  return {
+    requests,
+    deps: {
+      env,
+      policy,
+      bus: new EventBus(),
+      pending: new PendingWork(),
+      names: { env: "e", policy: "p" },
+      maxTurns: 3,
+      timeouts: { env_open_ms: 1000, env_step_ms: 1000, generate_ms: 1000 },
+      signal: new AbortController().signal,
+    },
+  };
+}
+
+const input = { rolloutId: "r", example: { id: "x", task: "t" }, groupId: "g", step: 0 } as Parameters<
+  typeof runRollout
+>[1];
+
+test("the session's formatErrorMessage and the count of its initial messages reach the policy; without a message none is sent", async () => {
+  const withText = deps("Your output was not formatted correctly.");
+  await runRollout(withText.deps, input);
+  expect(withText.requests.map((r) => r.formatErrorMessage)).toEqual([
+    "Your output was not formatted correctly.",
+  ]);
+  expect(withText.requests[0]?.initialMessages).toBe(1);
+  const without = deps(undefined);
+  await runRollout(without.deps, input);
+  expect(without.requests).toHaveLength(1);
+  expect("formatErrorMessage" in (without.requests[0] as object)).toBe(false);
+});
