@@ -1,4 +1,5 @@
 export { FLAT_REWARD_METRICS, type FlatRewardRow, flatRewardRows } from "./flat.ts";
+export { type GroupNodeRow, groupNodes, type StoredParent, treeGroupIds } from "./groups.ts";
 export {
   getRun,
   type LiveStatus,

@@ -97,6 +97,7 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
       split: trajectories.split,
       task: trajectories.task,
       exampleId: trajectories.exampleId,
+      groupId: trajectories.groupId,
       status: trajectories.status,
       stopReason: trajectories.stopReason,
       reward: trajectories.reward,
