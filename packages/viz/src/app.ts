@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   exportAirAgent,
   getRun,
+  groupNodes,
   openStore,
   readTrajectory,
   runStatus,
@@ -13,6 +14,7 @@ import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ComparisonView } from "./compare.ts";
 import { comparePage as evalComparePage } from "./pages/compare.ts";
+import { groupPage } from "./pages/group.ts";
 import { flatPanel, runPage } from "./pages/run.ts";
 import { runsPage } from "./pages/runs.ts";
 import { systemFragment, systemPage } from "./pages/system.ts";
@@ -21,6 +23,7 @@ import { trajectoriesPage } from "./pages/trajectories.ts";
 import { comparePage, trajectoryFacts, trajectoryPage, turnList } from "./pages/trajectory.ts";
 import { runCharts, runsJson, tasksJson } from "./queries.ts";
 import { trajectoryQuery } from "./trajectories.ts";
+import { buildGroupTree } from "./tree.ts";
 
 const JS = "text/javascript; charset=utf-8";
 const CSS = "text/css; charset=utf-8";
@@ -122,7 +125,18 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     const r = run(c);
     if (!r) return notFound(c, "run");
     const stored = readTrajectory(db, r.id, c.req.param("rollout"));
-    return stored ? c.html(trajectoryPage(r, stored)) : notFound(c, "trajectory");
+    if (!stored) return notFound(c, "trajectory");
+    const groupId = stored.trajectory.groupId;
+    const tree = buildGroupTree(groupNodes(db, r.id, groupId));
+    return c.html(trajectoryPage(r, stored, tree ? { groupId, tree } : undefined));
+  });
+  app.get("/runs/:run/groups/:group", (c) => {
+    const r = run(c);
+    if (!r) return notFound(c, "run");
+    const groupId = c.req.param("group");
+    const rows = groupNodes(db, r.id, groupId);
+    if (rows.length === 0) return notFound(c, "group");
+    return c.html(groupPage(r, groupId, rows, buildGroupTree(rows)));
   });
   app.get("/runs/:run/fragments/facts/:rollout", (c) => {
     const r = run(c);

@@ -7,7 +7,7 @@ import { runFixture } from "@air/logger-sqlite/testing";
 import { type BrowserContext, chromium } from "playwright-core";
 import { readComparison } from "./compare.ts";
 import { serve, type VizServer } from "./serve.ts";
-import { taskFigures, writeReport } from "./testing.ts";
+import { runTreeFixture, taskFigures, writeReport } from "./testing.ts";
 
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-browser-"));
@@ -260,3 +260,49 @@ test("eval compare in Chromium: the AUP / performance-profile charts draw as ste
   expect(errors).toEqual([]);
   await page.close();
 }, 60_000);
+
+test("a tree rollout in Chromium: from the list to the tree, a leaf, its parent by the chain", async () => {
+  const run = await runTreeFixture({ dir: join(dir, "tree"), maxSteps: 1 });
+  expect(run.summary.status).toBe("completed");
+  const treeServer = serve({ dbPath: run.dbPath, port: 0 });
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("response", (r) => {
+    if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`);
+  });
+  page.setDefaultTimeout(15_000);
+  try {
+    await page.goto(`${treeServer.url}runs/1/trajectories`);
+    await page.click("table.trajectories a.tree-link");
+    await page.waitForSelector("ul.tree.root");
+    expect(await page.locator("li.node").count()).toBe(14);
+    expect(await page.locator("table.siblings").count()).toBe(7);
+    // Nested: the grandchildren sit two lists below the roots' list.
+    expect(
+      await page.locator("ul.tree.root > li > .branch > ul.tree > li > .branch > ul.tree > li").count(),
+    ).toBe(8);
+    await page.screenshot({ path: join(OUTPUT, "viz-tree.png"), fullPage: true });
+    const leaf = page.locator("li.node[data-depth='2'] > .node-line a").first();
+    const leafId = (await leaf.textContent()) ?? "";
+    await leaf.click();
+    await page.waitForSelector("section.tree-context");
+    expect(await page.textContent("h1")).toBe(`Trajectory ${leafId}`);
+    expect(await page.locator(`table.siblings tr.current[data-node='${leafId}']`).count()).toBe(1);
+    await page.screenshot({ path: join(OUTPUT, "viz-tree-node.png"), fullPage: true });
+    const parentId = (await page.textContent("section.tree-context a[rel=parent]")) ?? "";
+    await page.click("section.tree-context a[rel=parent]");
+    await page.waitForFunction(
+      (id) => document.querySelector("h1")?.textContent === `Trajectory ${id}`,
+      parentId,
+    );
+    expect(await page.locator(`section.tree-context table.siblings tr[data-node='${leafId}']`).count()).toBe(
+      1,
+    );
+    expect(await page.textContent("section.tree-context")).toContain("Children (branched at turn 2)");
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+    await treeServer.stop();
+  }
+}, 90_000);

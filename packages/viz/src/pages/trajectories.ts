@@ -1,8 +1,9 @@
-import { listTrajectories, type StoreDb } from "@air/logger-sqlite";
+import { listTrajectories, type StoreDb, treeGroupIds } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { type Html, layout, num, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
 import type { TrajectoryQuery } from "../trajectories.ts";
+import { groupHref, trajectoryHref } from "./group.ts";
 
 function href(runId: number, query: TrajectoryQuery, page: number): string {
   const p = new URLSearchParams();
@@ -12,9 +13,14 @@ function href(runId: number, query: TrajectoryQuery, page: number): string {
   return `/runs/${runId}/trajectories?${p}`;
 }
 
-/** The trajectory list: filters, search, pagination, and a compare form. */
+/** The trajectory list: filters, search, pagination, a compare form; a tree rollout's nodes link to their tree. */
 export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuery): Html {
   const { total, rows, tasks, pages } = listTrajectories(db, run.id, query);
+  const trees = treeGroupIds(
+    db,
+    run.id,
+    rows.map((t) => t.groupId),
+  );
   const selected = (a: unknown, b: unknown) => (a === b ? "selected" : "");
   return layout(
     `${run.name}: trajectories`,
@@ -40,7 +46,11 @@ export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuer
     <tbody>${rows.map(
       (t) => html`<tr class="status-${t.status}"><td><input type="radio" name="a" value="${t.rolloutId}"></td>
         <td><input type="radio" name="b" value="${t.rolloutId}"></td>
-        <td><a href="/runs/${run.id}/trajectories/${encodeURIComponent(t.rolloutId)}">${t.rolloutId}</a></td>
+        <td><a href="${trajectoryHref(run.id, t.rolloutId)}">${t.rolloutId}</a>${
+          trees.has(t.groupId)
+            ? html` <a class="tree-link" href="${groupHref(run.id, t.groupId)}" title="this rollout is a node of a tree: open the tree">tree</a>`
+            : ""
+        }</td>
         <td>${t.step}</td><td>${t.task}</td><td>${t.exampleId}</td>
         <td title="${t.error ?? ""}">${t.status}${t.stopReason ? html` (${t.stopReason})` : ""}</td>
         <td>${num(t.reward)}</td><td>${num(t.finalScore)}</td><td>${num(t.baselineScore)}</td>

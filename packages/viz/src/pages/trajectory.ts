@@ -3,14 +3,19 @@ import { parseJson } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, type Html, inlineChart, layout, num, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
+import type { GroupTree } from "../tree.ts";
+import { groupHref, nodeContext } from "./group.ts";
 
 function kv(record: Record<string, number> | null): Html | string {
   if (!record || Object.keys(record).length === 0) return "–";
   return html`${Object.entries(record).map(([k, v]) => html`<span class="kv">${k} ${num(v, 4)}</span> `)}`;
 }
 
-/** One turn: reply, parsed command, observation, reward and scores. `compact` leaves out the prompt. */
-export function turnView(turn: StoredTurn, compact = false): Html {
+/**
+ * One turn: reply, parsed command, observation, reward and scores. `compact` leaves out the prompt; `forked`
+ * marks the first turn of a tree node that continues its parent (its prompt is the history up to the fork).
+ */
+export function turnView(turn: StoredTurn, compact = false, forked = false): Html {
   const errors = [
     turn.parseError && html`<div class="error">format error: ${turn.parseError}</div>`,
     turn.toolError && html`<div class="error">tool error: ${turn.toolError}</div>`,
@@ -29,7 +34,7 @@ export function turnView(turn: StoredTurn, compact = false): Html {
     <div class="label">observation</div><pre class="observation">${turn.observation}</pre>
     ${
       !compact && rewritten
-        ? html`<details><summary>prompt (history was rewritten at this turn)</summary>
+        ? html`<details><summary>prompt (${forked ? "the history this node continues from its parent" : "history was rewritten at this turn"})</summary>
           ${turn.prompt.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}</details>`
         : ""
     }</section>`;
@@ -37,7 +42,8 @@ export function turnView(turn: StoredTurn, compact = false): Html {
 
 /** Every turn of a trajectory (also served as a live fragment while the rollout runs). */
 export function turnList(stored: StoredTrajectory): Html {
-  return html`${stored.turns.map((x) => turnView(x))}`;
+  const forked = stored.trajectory.parentJson !== null;
+  return html`${stored.turns.map((x, i) => turnView(x, false, forked && i === 0))}`;
 }
 
 /** A trajectory's facts (status, scores, turn count) and error; a live fragment while it runs. */
@@ -46,7 +52,7 @@ export function trajectoryFacts(stored: StoredTrajectory): Html {
   const versions = parseJson<number[]>(t.policyVersionsJson, []);
   return html`<dl class="facts">
       <dt>task</dt><dd>${t.task}</dd><dt>example</dt><dd>${t.exampleId}</dd><dt>step</dt><dd>${t.step}</dd>
-      <dt>group</dt><dd>${t.groupId}</dd><dt>status</dt><dd>${t.status} (${t.stopReason ?? "–"})</dd>
+      <dt>group</dt><dd><a href="${groupHref(t.runId, t.groupId)}">${t.groupId}</a></dd><dt>status</dt><dd>${t.status} (${t.stopReason ?? "–"})</dd>
       <dt>reward</dt><dd>${num(t.reward, 4)}</dd><dt>metric</dt><dd>${t.priorityMetric ?? "–"}</dd>
       <dt>baseline</dt><dd>${num(t.baselineScore, 4)}</dd><dt>final score</dt><dd>${num(t.finalScore, 4)}</dd>
       <dt>improvement</dt><dd>${num(t.improvement, 4)}</dd><dt>policy versions</dt><dd>${versions.join(", ") || "–"}</dd>
@@ -55,13 +61,21 @@ export function trajectoryFacts(stored: StoredTrajectory): Html {
     ${t.error ? html`<div class="error">error: ${t.error}</div>` : ""}`;
 }
 
-/** The trajectory viewer: facts, validation history chart, initial prompt and every turn, with a turn filter. */
-export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
+/**
+ * The trajectory viewer: facts, for a tree rollout's node its place in the tree (`tree`: parent chain, siblings,
+ * children), validation history chart, initial prompt and every turn, with a turn filter.
+ */
+export function trajectoryPage(
+  run: RunRow,
+  stored: StoredTrajectory,
+  tree?: { groupId: string; tree: GroupTree },
+): Html {
   const t = stored.trajectory;
   const history = stored.validationHistory.map((p) => [p.turn, p.score]);
   const baseline = t.baselineScore === null ? [] : stored.turns.map((x) => [x.idx, t.baselineScore]);
   const id = encodeURIComponent(t.rolloutId);
   const running = t.status === "running";
+  const node = tree?.tree.nodes.get(t.rolloutId);
   return layout(
     `${run.name}: ${t.rolloutId}`,
     html`${runNav(run.id, run.name, "trajectories")}
@@ -71,6 +85,7 @@ export function trajectoryPage(run: RunRow, stored: StoredTrajectory): Html {
         ? html`<div data-fragment="/runs/${run.id}/fragments/facts/${id}">${trajectoryFacts(stored)}</div>`
         : trajectoryFacts(stored)
     }
+    ${node && tree ? nodeContext(run.id, tree.groupId, tree.tree, node) : ""}
     ${inlineChart("Validation history", { score: history, baseline }, { xLabel: "turn" })}
     <details><summary>initial prompt (${stored.initialMessages.length} messages)</summary>
       ${stored.initialMessages.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}
