@@ -7,7 +7,8 @@ import { runFixture } from "@air/logger-sqlite/testing";
 import { type BrowserContext, chromium } from "playwright-core";
 import { readComparison } from "./compare.ts";
 import { serve, type VizServer } from "./serve.ts";
-import { runTreeFixture, taskFigures, writeReport } from "./testing.ts";
+import { runTreeFixture } from "./test-tree.ts";
+import { taskFigures, writeReport } from "./testing.ts";
 
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-browser-"));

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupNodes, openStore, tables } from "@air/logger-sqlite";
 import { createApp, type VizApp } from "./app.ts";
-import { runTreeFixture } from "./testing.ts";
+import { runTreeFixture } from "./test-tree.ts";
 import { buildGroupTree } from "./tree.ts";
 
 const EVIL = "<img src=x onerror=alert(1)>";
