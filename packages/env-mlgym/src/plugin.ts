@@ -116,11 +116,13 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
       let forks = 0;
       const openFrom = async (snap: Uint8Array | SessionSnapshot | undefined, rolloutId: string) => {
         const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;
-        const sandbox = await runtime.acquire(entry.files, {
-          rolloutId,
-          signal: info.signal,
-          snapshot: workspace,
-        });
+        const options = { rolloutId, signal: info.signal };
+        const sandbox =
+          workspace === undefined || workspace instanceof Uint8Array
+            ? await runtime.acquire(entry.files, { ...options, snapshot: workspace })
+            : runtime.fork
+              ? await runtime.fork(workspace, entry.files, options)
+              : await runtime.acquire(entry.files, { ...options, snapshot: await workspace.snapshot() });
         const reopen = (s: SessionSnapshot) => openFrom(s, `${info.rolloutId}-fork${++forks}`);
         const session = new MlgymSession(runtime, sandbox, entry.task, {
           config,

@@ -17,8 +17,8 @@ import type { Task } from "./task.ts";
 
 /** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */
 export interface SessionSnapshot {
-  /** Tar of the workspace. */
-  workspace: Uint8Array;
+  /** Tar of the workspace, or (a fork) the live sandbox whose workspace the runtime copies directly. */
+  workspace: Uint8Array | Sandbox;
   /** Open file and working directory, relative to the workspace when inside it. */
   openFile?: string;
   /** The viewer's current line (the middle of its window, MLGym's CURRENT_LINE). */
@@ -121,7 +121,12 @@ export class MlgymSession implements EnvSession {
    * The episode's state now: workspace tar, open file, window, directory and step count.
    * @example const snap = await session.snapshot(); await env.open({ ...example, data: { ...example.data, snapshot: snap } }, info);
    */
-  async snapshot(): Promise<SessionSnapshot> {
+  async snapshot(): Promise<SessionSnapshot & { workspace: Uint8Array }> {
+    return { ...this.state(), workspace: await this.sandbox.snapshot() };
+  }
+
+  /** The open file, window, directory and step count (relative to the workspace when inside it). */
+  private state(): Omit<SessionSnapshot, "workspace"> {
     const relative = (path: string) =>
       path === this.sandbox.workspace
         ? "."
@@ -131,7 +136,6 @@ export class MlgymSession implements EnvSession {
     const toolsFile = this.toolsOpenFile === "n/a" ? undefined : this.toolsOpenFile;
     const file = this.tools ? toolsFile : this.editor.state.file;
     return {
-      workspace: await this.sandbox.snapshot(),
       openFile: file === undefined ? undefined : relative(file),
       top: this.tools ? (this.tools.carry.line ?? 0) : this.editor.state.line,
       cwd: relative(this.cwd),
@@ -140,14 +144,14 @@ export class MlgymSession implements EnvSession {
   }
 
   /**
-   * A sibling session in this one's state (tree rollouts): a new sandbox from this workspace's snapshot, with the
+   * A sibling session in this one's state (tree rollouts): a new sandbox with a copy of this workspace, with the
    * open file, window, directory and step count taken over. Needs `options.reopen` (the env plugin sets it).
    * @example const sibling = await session.fork(); await sibling.step({ text: "", command: "ls" });
    */
   async fork(): Promise<EnvSession> {
     const reopen = this.options.reopen;
     if (!reopen) throw new AirError("ENV_FAILED", "this mlgym session was opened without a way to fork");
-    return reopen(await this.snapshot());
+    return reopen({ ...this.state(), workspace: this.sandbox });
   }
 
   /** Takes over a {@link SessionSnapshot}'s open file, window, directory and step count (the workspace came with the sandbox). */

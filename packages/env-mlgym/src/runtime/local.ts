@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, lchown, lstat, mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   assertBwrapWorks,
@@ -60,6 +60,8 @@ export class LocalRuntime implements Runtime {
   readonly kind = "local" as const;
   private readonly live = new Set<LocalSandbox>();
   private readonly spares = new Map<string, Promise<LocalSandbox>[]>();
+  /** Sandboxes with an empty workspace and the shell started, per task bundle, for the next forks. */
+  private readonly blanks = new Map<string, Promise<LocalSandbox>[]>();
   private readonly removals = new Set<Promise<void>>();
   private readonly usedUids = new Set<number>();
   private readonly asRoot = process.getuid?.() === 0;
@@ -102,6 +104,45 @@ export class LocalRuntime implements Runtime {
     return sandbox;
   }
 
+  /**
+   * A new sandbox whose workspace is a copy of `from`'s now (tree rollouts): a staged blank sandbox (empty
+   * workspace, shell up) gets the copy in one sandboxed `cp -a`, and the next blank is staged behind it.
+   */
+  async fork(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    if (this.closed) throw new Error("local runtime is closed");
+    const parent = from as LocalSandbox;
+    let sandbox = await this.blanks
+      .get(files.key)
+      ?.shift()
+      ?.catch(() => undefined);
+    if (sandbox && !(await sandbox.alive())) {
+      this.remove(sandbox);
+      sandbox = undefined;
+    }
+    sandbox ??= await this.prepare(files, "blank");
+    try {
+      await sandbox.copyFrom(parent);
+      if (this.asRoot) await handOver(sandbox.hostWorkspace, sandbox.uid, files.readOnly);
+    } catch (error) {
+      this.remove(sandbox);
+      throw error;
+    }
+    this.live.add(sandbox);
+    if (!this.closed && this.options.stageNext !== false) this.stageBlank(files);
+    this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
+    return sandbox;
+  }
+
+  /** Keeps one blank sandbox of `files` staged for the next fork. */
+  private stageBlank(files: TaskFiles): void {
+    const list = this.blanks.get(files.key) ?? [];
+    this.blanks.set(files.key, list);
+    if (list.length > 0) return;
+    const next = this.prepare(files, "blank");
+    next.catch(() => undefined);
+    list.push(next);
+  }
+
   /** Sandboxes of the task bundle `key` staged (ready or being prepared) for the next acquires. */
   stagedCount(key: string): number {
     return this.spares.get(key)?.length ?? 0;
@@ -130,11 +171,12 @@ export class LocalRuntime implements Runtime {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const spare of [...this.spares.values()].flat()) {
+    for (const spare of [...this.spares.values(), ...this.blanks.values()].flat()) {
       const box = await spare.catch(() => undefined);
       if (box) this.remove(box);
     }
     this.spares.clear();
+    this.blanks.clear();
     for (const box of [...this.live]) await this.release(box);
     await Promise.all([...this.removals]);
   }
@@ -164,8 +206,11 @@ export class LocalRuntime implements Runtime {
     throw new Error(`more than ${UID_BLOCK - 1} live local sandboxes in one process`);
   }
 
-  /** A new sandbox with a fresh copy of the task's workspace (or `snapshot`) and its shell started. */
-  private async prepare(files: TaskFiles, snapshot?: Uint8Array): Promise<LocalSandbox> {
+  /**
+   * A new sandbox with its shell started and a fresh copy of the task's workspace, or `snapshot` unpacked, or
+   * (`"blank"`) an empty workspace a fork fills.
+   */
+  private async prepare(files: TaskFiles, from?: Uint8Array | "blank"): Promise<LocalSandbox> {
     const roPaths = await this.check();
     const id = `local-${++this.counter}-${randomBytes(3).toString("hex")}`;
     const dir = join(this.options.root, id);
@@ -198,7 +243,11 @@ export class LocalRuntime implements Runtime {
     };
     const sandbox = new LocalSandbox(host, files);
     try {
-      if (snapshot) await sandbox.unpack(snapshot);
+      if (from === "blank") {
+        await sandbox.startShell();
+        return sandbox;
+      }
+      if (from) await sandbox.unpack(from);
       else {
         const out = await runProcess(
           ["cp", "-a", "--reflink=auto", `${join(files.dir, "workspace")}/.`, `${workspace}/`],
@@ -214,6 +263,31 @@ export class LocalRuntime implements Runtime {
       throw error;
     }
     return sandbox;
+  }
+}
+
+/**
+ * Gives a fork's fresh workspace copy to the agent `uid` and locks its read-only paths again (as
+ * `lockReadOnly`), in this process: nothing runs in the new sandbox yet and the parent cannot reach the copy, so
+ * the tree cannot change underneath (symlinks are never followed: `lchown`, and links are not chmod-ed).
+ * @example await handOver("/srv/sandboxes/local-2/workspace", 900123, ["data"]);
+ */
+export async function handOver(workspace: string, uid: number, readOnly: string[]): Promise<void> {
+  const walk = async (path: string, owner: number, lock: boolean): Promise<void> => {
+    const info = await lstat(path);
+    await lchown(path, owner, owner);
+    if (info.isSymbolicLink()) return;
+    // chmod a-w,a+rX
+    const executable = info.isDirectory() || (info.mode & 0o111) !== 0;
+    if (lock) await chmod(path, (info.mode & 0o7777 & ~0o222) | (executable ? 0o555 : 0o444));
+    if (info.isDirectory()) {
+      for (const name of await readdir(path)) await walk(join(path, name), owner, lock);
+    }
+  };
+  await walk(workspace, uid, false);
+  for (const path of readOnly.map((p) => join(workspace, p))) {
+    const info = await lstat(path).catch(() => undefined);
+    if (info && !info.isSymbolicLink()) await walk(path, 0, true);
   }
 }
 

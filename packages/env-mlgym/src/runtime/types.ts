@@ -60,6 +60,11 @@ export interface AcquireOptions {
 export interface Runtime {
   readonly kind: "docker" | "local";
   acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox>;
+  /**
+   * A new sandbox whose workspace is a copy of live `from`'s now, copied directly (tree rollouts). Optional: a
+   * runtime without it is given `from.snapshot()` through `acquire`.
+   */
+  fork?(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox>;
   /** Gives a sandbox back; `discard` destroys it instead of pooling it. */
   release(sandbox: Sandbox, discard?: boolean): Promise<void>;
   close(): Promise<void>;

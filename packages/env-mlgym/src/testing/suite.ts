@@ -294,10 +294,23 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
         const example = await exampleOf(env, "apartmentRent");
         const parent = await env.open(example, info("p"));
         await parent.start();
-        await parent.step({ text: "", command: "echo shared > shared.txt && mkdir -p sub" });
+        await parent.step({
+          text: "",
+          command:
+            "echo shared > shared.txt && chmod 600 shared.txt && ln -s /etc/hostname link && mkdir -p sub",
+        });
         await parent.step({ text: "", command: "cd sub" });
         const child = await parent.fork!();
         try {
+          // the copy is the child's own (a mode-600 file of the parent's is readable and writable), links stay
+          // links, and the task's read-only files stay read-only
+          const own = await child.step({
+            text: "",
+            command: "echo more >> ../shared.txt && cat ../shared.txt && readlink ../link",
+          });
+          expect(own.observation).toStartWith("shared\nmore\n/etc/hostname\n");
+          const locked = await child.step({ text: "", command: "echo x >> ../evaluate.py; echo rc=$?" });
+          expect(locked.observation).toContain("rc=1");
           await child.step({ text: "", command: "echo mine > ../child.txt" });
           await parent.step({ text: "", command: "echo theirs > ../parent.txt" });
           const inChild = await child.step({ text: "", command: "ls .." });
@@ -308,7 +321,7 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
           expect(inParent.observation).toContain("parent.txt");
           expect(inParent.observation).toContain("shared.txt");
           expect(inParent.observation).not.toContain("child.txt");
-          expect(inChild.observation).toMatch(/\(Current Step: 4, Remaining Steps: 16\)/);
+          expect(inChild.observation).toMatch(/\(Current Step: 6, Remaining Steps: 14\)/);
           expect(inChild.observation).toMatch(/\(Current directory: \S+\/workspace\/sub\)/);
           const score = await child.step({
             text: "",
