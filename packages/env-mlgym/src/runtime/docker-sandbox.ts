@@ -122,6 +122,30 @@ export class DockerSandbox implements Sandbox {
       this.files = files;
       return;
     }
+    if (this.staged === files.key && !bundle && options.snapshot && this.agent) {
+      // A fork into a parked container: the snapshot replaces the staged workspace's contents, so the agent
+      // shell already started in it is kept (no new exec); then the same renames as above.
+      this.staged = undefined;
+      const staged = shellQuote(this.stagedPath);
+      await this.rootRun(`find ${staged} -mindepth 1 -delete`);
+      await withTimeout(
+        this.container.putArchive(Buffer.from(options.snapshot), { path: this.stagedPath }),
+        this.options.timeoutMs,
+        "putArchive snapshot",
+      );
+      const ws = shellQuote(this.workspace);
+      await this.rootRun(
+        [
+          ...this.layoutCommands(files, this.stagedPath, false).slice(2),
+          `rm -rf ${ws} && mv ${staged} ${ws}`,
+        ].join("\n"),
+      );
+      const cd = await this.agent.shell.run(`cd ${ws}`);
+      if (cd.exitCode !== 0) throw new Error(`the staged agent shell cannot enter ${this.workspace}`);
+      this.cwd = this.workspace;
+      this.files = files;
+      return;
+    }
     this.staged = undefined;
     const taskDir = `${AIR_DIR}/tasks/${files.key}`;
     if (bundle) {
