@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { EventHandlers } from "./events.ts";
 import type { Logger } from "./log.ts";
 import type {
+  Action,
   Batch,
   Example,
   Generation,
@@ -84,6 +85,11 @@ export interface EnvSession {
    * `aci = "mlgym"`: the agent config's format error, shown verbatim as MLGym does). Passed on in `GenerateRequest`.
    */
   readonly formatErrorMessage?: string;
+  /**
+   * Reads a reply's command as the env's own agent would (env-mlgym with `aci = "mlgym"`: the agent config's
+   * `output_parser`); a reply it cannot read has `parseError`. Passed on in `GenerateRequest`.
+   */
+  parseReply?(text: string): Action;
   close(): Promise<void>;
   /**
    * A new, independent session in this session's state now (tree rollouts, `[orchestrator.tree]`): the same
@@ -144,6 +150,8 @@ export interface GenerateRequest {
    * `format_error_template`), from `EnvSession.formatErrorMessage`; when absent the policy uses its own wording.
    */
   formatErrorMessage?: string;
+  /** The env's own reading of a reply (`EnvSession.parseReply`); when given, the policy parses with it instead of its own. */
+  parseReply?: (text: string) => Action;
   /** How many of `messages` the env's `start()` gave (system prompt, demonstrations, task): history trimming keeps them. */
   initialMessages?: number;
 }

@@ -97,3 +97,23 @@ test("start(): the system prompt, the agent config's demonstrations, then the ta
     await s.close();
   }
 });
+
+test("aci = \"mlgym\": replies are read by the agent config's output parser (MLGym's), an unknown parser leaves it to the policy", async () => {
+  const agent = await fakeAgent();
+  const fake = await session(agent);
+  const mlgym = await session({ ...agent, outputParser: "MLGymThoughtActionParser" });
+  try {
+    expect(fake.parseReply).toBeUndefined();
+    const read = mlgym.parseReply as (text: string) => { command?: string; parseError?: string };
+    expect(read("DISCUSSION\nx\n```\nls\n```").command).toBe("ls\n");
+    expect(read("```\nls\n```\n```\npwd\n```").parseError).toBe(
+      "Found more than one code block in the model response.",
+    );
+    // an empty command runs (as in MLGym) instead of ending the episode
+    const empty = await mlgym.step({ text: "```\n```", command: "" });
+    expect(empty.done).toBe(false);
+  } finally {
+    await fake.close();
+    await mlgym.close();
+  }
+});

@@ -1,7 +1,15 @@
-import { AirError, type EnvSession, type Generation, type Message, type StepResult } from "@air/core";
+import {
+  type Action,
+  AirError,
+  type EnvSession,
+  type Generation,
+  type Message,
+  type StepResult,
+} from "@air/core";
 import { Editor } from "./aci/editor.ts";
 import { FileTooLargeError } from "./aci/io.ts";
 import type { MlgymAgent } from "./aci/mlgym-agent.ts";
+import { MLGYM_PARSERS, type MlgymParserName, parseMlgymReply } from "./aci/mlgym-parser.ts";
 import { mlgymObservation, mlgymSystemPrompt, mlgymTaskPrompt, pyDict } from "./aci/mlgym-prompts.ts";
 import { MlgymToolsShell } from "./aci/mlgym-shell.ts";
 import { footer, observation } from "./aci/observation.ts";
@@ -192,12 +200,25 @@ export class MlgymSession implements EnvSession {
     return this.tools ? this.options.mlgymAgent?.formatErrorTemplate : undefined;
   }
 
+  /**
+   * With `aci = "mlgym"` and one of the output parsers air implements (MLGymThoughtActionParser,
+   * ThoughtActionParser): the reply read exactly as that parser reads it. Otherwise the policy's own parser.
+   */
+  get parseReply(): ((text: string) => Action) | undefined {
+    const parser = this.tools ? this.options.mlgymAgent?.outputParser : undefined;
+    if (!parser || !(MLGYM_PARSERS as readonly string[]).includes(parser)) return undefined;
+    return (text) => parseMlgymReply(text, parser as MlgymParserName);
+  }
+
   async step(action: Generation["action"]): Promise<StepResult> {
     if (this.done) return { observation: "The episode has ended.", done: true, kind: "command" };
     this.step_++;
-    if (action.parseError || !action.command?.trim()) {
-      // MLGym's agent sends `exit_format` once its re-asks are spent: the episode ends with an auto-submission.
-      if (this.tools) return this.evaluate("auto_submit", "exit_format");
+    // MLGym's agent sends `exit_format` once its re-asks are spent: the episode ends with an auto-submission
+    // (an empty command is run, as MLGym runs it).
+    if (this.tools && (action.parseError !== undefined || action.command === undefined)) {
+      return this.evaluate("auto_submit", "exit_format");
+    }
+    if (!this.tools && (action.parseError || !action.command?.trim())) {
       const why = action.parseError ?? "no command found in your reply";
       return {
         observation: this.observe(
@@ -209,7 +230,7 @@ export class MlgymSession implements EnvSession {
       };
     }
     try {
-      const result = await this.run(action.command);
+      const result = await this.run(action.command ?? "");
       if (!action.notes?.length) return result;
       const notes = action.notes.map((n) => `NOTE: ${n}`).join("\n");
       return { ...result, observation: `${notes}\n${result.observation}` };

@@ -279,6 +279,26 @@ describe("format re-asks", () => {
     expect(policy.takeStats().window).toMatchObject({ formatRetries: 2, parseErrors: 0 });
   });
 
+  test("the env's parseReply reads the reply instead of the policy's parser", async () => {
+    const replies = ["```\nls\n```\n```\npwd\n```", GOOD];
+    const server = start({ reply: (_, i) => replies[i] ?? GOOD });
+    const seen: string[] = [];
+    const g = await policyFor(server, { max_format_retries: 2 }).generate({
+      messages: MESSAGES,
+      rolloutId: "r0",
+      turnIndex: 0,
+      signal: new AbortController().signal,
+      parseReply: (text) => {
+        seen.push(text);
+        return text.split("```").length > 3
+          ? { text, parseError: "two blocks" }
+          : { text, command: "env read" };
+      },
+    });
+    expect(seen).toEqual(replies);
+    expect(g.action.command).toBe("env read");
+  });
+
   test("stops re-asking at max_format_retries and returns the parse error", async () => {
     const server = start({ reply: () => "no command here" });
     const policy = policyFor(server, { max_format_retries: 1 });

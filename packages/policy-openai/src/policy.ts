@@ -164,7 +164,11 @@ export class OpenAIPolicy implements Policy {
         const noted = request.formatErrorMessage === undefined ? retries - 1 : 0;
         return this.finish(previous.sampled, previous.action, noted, previous.messages);
       }
-      const action = this.config.parser === "none" ? { text: sampled.text } : parseAction(sampled.text);
+      const action = request.parseReply
+        ? request.parseReply(sampled.text)
+        : this.config.parser === "none"
+          ? { text: sampled.text }
+          : parseAction(sampled.text);
       if (action.parseError === undefined || retries >= this.config.max_format_retries) {
         if (action.parseError !== undefined) this.gate.count((s) => s.parseErrors++);
         const noted = request.formatErrorMessage === undefined ? retries : 0;

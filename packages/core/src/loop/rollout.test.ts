@@ -8,7 +8,9 @@ import { type RolloutDeps, runRollout } from "./rollout.ts";
 function deps(formatErrorMessage: string | undefined): { deps: RolloutDeps; requests: GenerateRequest[] } {
   const requests: GenerateRequest[] = [];
   const session: EnvSession = {
-    ...(formatErrorMessage === undefined ? {} : { formatErrorMessage }),
+    ...(formatErrorMessage === undefined
+      ? {}
+      : { formatErrorMessage, parseReply: (text: string) => ({ text }) }),
     start: async () => [{ role: "user", content: "task" }],
     step: async () => ({ observation: "ok", done: true, kind: "command" }),
     close: async () => {},
@@ -62,6 +64,7 @@ test("the session's formatErrorMessage and the count of its initial messages rea
     "Your output was not formatted correctly.",
   ]);
   expect(withText.requests[0]?.initialMessages).toBe(1);
+  expect(withText.requests[0]?.parseReply?.("x")).toEqual({ text: "x" });
   const without = deps(undefined);
   await runRollout(without.deps, input);
   expect(without.requests).toHaveLength(1);

@@ -121,6 +121,7 @@ export async function playTurn(
         initialMessages: trajectory.initialMessages.length,
       };
       if (session.formatErrorMessage !== undefined) request.formatErrorMessage = session.formatErrorMessage;
+      if (session.parseReply) request.parseReply = session.parseReply.bind(session);
       return policy.generate(request);
     },
     { plugin: names.policy, hook: "generate", signal },

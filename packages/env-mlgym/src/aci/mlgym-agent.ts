@@ -29,6 +29,8 @@ export interface MlgymAgent {
   taskTemplate: string;
   nextStepTemplate: string;
   nextStepNoOutputTemplate: string;
+  /** The config's `output_parser` (MLGym's default: ThoughtActionParser). */
+  outputParser: string;
   /** Shown on a malformed reply: the config's `format_error_template`, else its `output_parser`'s message. */
   formatErrorTemplate?: string;
   stateCommand: { name: string; code: string };
@@ -191,6 +193,7 @@ export async function loadMlgymAgent(
     taskTemplate: task,
     nextStepTemplate: next,
     nextStepNoOutputTemplate: template("next_step_no_output_template") ?? next,
+    outputParser: parser,
     formatErrorTemplate: template("format_error_template") ?? (await parserErrorMessage(root, parser)),
     stateCommand: { name: state.name ?? "state", code: state.code ?? "" },
     envVariables,

@@ -39,6 +39,7 @@ function agent(): MlgymAgent {
     commands,
     commandDocs: commandDocs(commands, {}),
     demonstrations: [],
+    outputParser: "MLGymThoughtActionParser",
   };
 }
 
