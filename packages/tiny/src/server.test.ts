@@ -209,4 +209,31 @@ describe("tiny server routes", () => {
     const other = await startTiny(TINY_SERVER_SCRIPT, join(dir, "other.json"));
     expect(await other.stop(5_000)).toBe(0);
   });
+
+  test("SIGTERM with generations in flight exits 0 (a normal interpreter exit aborted with SIGABRT half the time)", async () => {
+    writeTinyConfig(join(dir, "busy.json"), { port: 0, commands: COMMANDS });
+    const codes: Array<number | string> = [];
+    for (let round = 0; round < 5; round++) {
+      const busy = await startTiny(TINY_SERVER_SCRIPT, join(dir, "busy.json"));
+      const url = `http://127.0.0.1:${busy.ready.port}/v1/chat/completions`;
+      const body = JSON.stringify({ model: "tiny", messages: MESSAGES, max_tokens: 8 });
+      let served = 0;
+      let stop = false;
+      const clients = Array.from({ length: 8 }, async () => {
+        while (!stop) {
+          const ok = await fetch(url, { method: "POST", body, signal: AbortSignal.timeout(5_000) })
+            .then((r) => r.text().then(() => r.ok))
+            .catch(() => false);
+          if (ok) served++;
+        }
+      });
+      const deadline = Date.now() + 30_000;
+      while (served < 16 && Date.now() < deadline) await Bun.sleep(20);
+      expect(served).toBeGreaterThanOrEqual(16);
+      codes.push(await busy.stop(20_000));
+      stop = true;
+      await Promise.all(clients);
+    }
+    expect(codes).toEqual([0, 0, 0, 0, 0]);
+  }, 120_000);
 });
