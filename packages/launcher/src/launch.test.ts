@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { dockerReachable, imagePresent, removeRunContainers, runContainers } from "./containers.ts";
 import { RUN_FILES } from "./rundir.ts";
 import {
@@ -27,7 +27,7 @@ let current: { run?: LauncherRun; fx?: RunFixture } = {};
 afterEach(async () => {
   if (current.fx) {
     killSurvivors(current.run, current.fx.runDir);
-    if (IMAGE) await removeRunContainers(basename(current.fx.runDir));
+    if (IMAGE) await removeRunContainers(current.fx.runDir);
   }
   current = {};
 });
@@ -46,7 +46,7 @@ async function launch(fx: RunFixture, extraArgs: string[] = []): Promise<Launche
 async function expectCleanEnd(run: LauncherRun, fx: RunFixture): Promise<void> {
   expect(survivors(run, fx.runDir)).toEqual([]);
   expect(existsSync(join(fx.runDir, RUN_FILES.pid))).toBe(false);
-  if (dockerUp) expect(await runContainers(basename(fx.runDir))).toEqual([]);
+  if (dockerUp) expect(await runContainers(fx.runDir)).toEqual([]);
 }
 
 describe("launcher supervision (real child processes)", () => {
@@ -133,6 +133,18 @@ describe("launcher supervision (real child processes)", () => {
     run.child.kill("SIGINT");
     expect(await run.done).toBe(130);
     expect(readFileSync(join(fx.runDir, "logs", "trainer.log"), "utf8")).toContain("SIGTERM, exiting");
+    await expectCleanEnd(run, fx);
+  }, 60_000);
+
+  test("an aborted run sends its children SIGTERM while the orchestrator winds down, not after", async () => {
+    const fx = await fixture({ policyDelayMs: 60_000, maxSteps: 5, envCloseDelayMs: 4000 });
+    const run = await launch(fx);
+    await run.waitFor(/trainer running/);
+    await waitForText(join(fx.runDir, "logs", "trainer.log"), "fake torchrun: --role=trainer");
+    run.child.kill("SIGINT");
+    expect(await run.done).toBe(130);
+    const closed = JSON.parse(readFileSync(join(fx.runDir, "env-close.json"), "utf8"));
+    expect(closed).toEqual({ trainerTermed: true });
     await expectCleanEnd(run, fx);
   }, 60_000);
 

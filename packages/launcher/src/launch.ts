@@ -169,6 +169,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const markerBefore = process.env[RUN_MARKER];
   process.env[RUN_MARKER] = runDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
+  // An aborted run sends SIGTERM to its children at once, while the orchestrator winds down (sandboxes, store),
+  // instead of after it (under load that took seconds); teardown's grace period counts from that SIGTERM.
+  controller.signal.addEventListener("abort", () => supervisor.terminate(), { once: true });
   const onStop = () => controller.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
   if (options.signal?.aborted) controller.abort();

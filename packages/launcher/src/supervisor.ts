@@ -67,6 +67,7 @@ export class Supervisor {
   readonly children: Supervised[] = [];
   private stopping = false;
   private hurried = false;
+  private terminatedAt: number | undefined;
   private readonly processes = new Map<Supervised, ChildProcess>();
 
   constructor(private readonly options: SupervisorOptions) {
@@ -176,16 +177,27 @@ export class Supervisor {
   }
 
   /**
-   * Stops every child: SIGTERM to each process group, `graceMs` to exit, then SIGKILL to whatever is left,
-   * including processes that left their group but carry the run's marker. Returns what had to be killed.
+   * Sends SIGTERM to each child's process group, once, without waiting: the launcher calls it as soon as the run
+   * is aborted, so children shut down while the orchestrator winds down. No child can be started after it.
    */
-  async stopAll(graceMs = this.options.graceMs): Promise<string[]> {
+  terminate(): void {
     this.stopping = true;
-    const killed: string[] = [];
+    if (this.terminatedAt !== undefined) return;
+    this.terminatedAt = Date.now();
     for (const child of this.children) {
       if (child.pid > 0) killGroup(child.pgid, "SIGTERM");
     }
-    const deadline = Date.now() + graceMs;
+  }
+
+  /**
+   * Stops every child: SIGTERM to each process group (unless `terminate` sent it already), `graceMs` from that
+   * SIGTERM to exit, then SIGKILL to whatever is left, including processes that left their group but carry the
+   * run's marker. Returns what had to be killed.
+   */
+  async stopAll(graceMs = this.options.graceMs): Promise<string[]> {
+    this.terminate();
+    const killed: string[] = [];
+    const deadline = (this.terminatedAt ?? Date.now()) + graceMs;
     while (Date.now() < deadline && !this.hurried && this.anyAlive()) await sleep(50);
     for (const child of this.children) {
       if (child.pid <= 0) continue;

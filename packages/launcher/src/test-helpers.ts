@@ -56,6 +56,8 @@ export interface FixtureOptions {
   policyDelayMs?: number;
   failExamples?: boolean;
   strayRejection?: boolean;
+  /** The fixture env's close takes this long (a slow sandbox teardown). */
+  envCloseDelayMs?: number;
   containerImage?: string;
   startupTimeoutMs?: number;
   graceMs?: number;
@@ -90,6 +92,7 @@ max_off_policy_steps = 0
 plugin = ${p("env.ts")}
 fail_examples = ${options.failExamples ?? false}
 stray_rejection = ${options.strayRejection ?? false}
+${options.envCloseDelayMs ? `close_delay_ms = ${options.envCloseDelayMs}` : ""}
 ${options.containerImage ? `container_image = "${options.containerImage}"` : ""}
 [policy]
 plugin = ${p("policy.ts")}
