@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { AirError } from "@air/core";
+import { AIR_TRAINING_COMMAND, MLGYM_TRAINING_COMMAND } from "./command-timeouts.ts";
 import plugin, { createMlgymEnvironment, mlgymConfigSchema } from "./index.ts";
-import { AIR_TRAINING_COMMAND, MLGYM_TRAINING_COMMAND } from "./session.ts";
 import { removeTestRunDirs, testContext } from "./testing/context.ts";
 
 afterAll(removeTestRunDirs);

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BashSandbox } from "./aci/bash-sandbox.ts";
 import { loadMlgymAgent, type MlgymAgent } from "./aci/mlgym-agent.ts";
+import { commandTimeouts } from "./command-timeouts.ts";
 import { mlgymConfigSchema } from "./config.ts";
 import { parityTask } from "./parity/kit.ts";
 import type { Runtime, Sandbox } from "./runtime/types.ts";
-import { commandTimeouts, MlgymSession } from "./session.ts";
+import { MlgymSession } from "./session.ts";
 
 // MLGym agent behaviour in a session: format errors, command timeouts, demonstrations.
 const roots: string[] = [];
