@@ -1,4 +1,11 @@
-import { type LogLevel, type RunSummary, type StartRunOptions, startRun, stderrSink } from "@air/core";
+import {
+  errorMessage,
+  type LogLevel,
+  type RunSummary,
+  type StartRunOptions,
+  startRun,
+  stderrSink,
+} from "@air/core";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { removeRunContainers, writeDockerHosts } from "./containers.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
@@ -22,6 +29,7 @@ import {
 } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
+import { RestartBudget, restartChild, restartResumeStep } from "./trainer-restart.ts";
 
 /** Exit codes: 0 ok, 1 the run failed, 2 bad input (config, arguments, preflight), 130 interrupted. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const;
@@ -135,6 +143,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   writeDockerHosts(runDir, pluginNeeds(config).dockerHosts ?? []);
   const controller = new AbortController();
   let childFailure: string | undefined;
+  const restarts = new RestartBudget(root.trainer_process.max_restarts);
   const pidFile = {
     runName: root.run.name,
     runDir,
@@ -152,8 +161,23 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     runDir,
     graceMs: launcher.grace_ms,
     tailLines: launcher.log_tail_lines,
-    onUnexpectedExit: (_child, reason) => {
-      childFailure ??= reason;
+    onUnexpectedExit: (child, reason) => {
+      if (!controller.signal.aborted && restarts.take(child)) {
+        err(
+          `[launcher] ${reason}\n[launcher] restarting the ${child.spec.role} (restart ${restarts.restarts} of ${restarts.max})\n`,
+        );
+        restartChild({
+          supervisor,
+          child,
+          build: () => trainerChild(config, gpus, { primeStep: restartResumeStep(config) }),
+          signal: controller.signal,
+        }).catch((error) => {
+          childFailure ??= `could not restart the ${child.spec.role}: ${errorMessage(error)}`;
+          controller.abort();
+        });
+        return;
+      }
+      childFailure ??= restarts.failure(child, reason);
       controller.abort();
     },
     onChange: (child, state) => {

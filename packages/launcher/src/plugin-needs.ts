@@ -1,5 +1,6 @@
 import type { CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
 import type { RunConfig } from "./sections.ts";
+import { restartProblems } from "./trainer-restart.ts";
 
 /** Every plugin section of a run, each with its TOML path (for messages). */
 function allPlugins(config: RunConfig): ResolvedPlugin[] {
@@ -71,5 +72,6 @@ export function deploymentProblems(config: RunConfig): string[] {
         'weight_update = "full" calls after every step; use kind = "prime-rl" (its server has them) or ' +
         `[policy] weight_update = "lora" with [inference.lora] enabled = true (${config.file})`,
     );
+  problems.push(...restartProblems(config));
   return problems;
 }

@@ -179,6 +179,14 @@ export const trainerProcessSection = z
     extra_args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
     startup_timeout_ms: z.number().int().positive().default(120_000),
+    max_restarts: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        "restarts of a trainer that crashes mid-run (as torchrun --max-restarts); each continues after the last step whose weights it finished; past it the run stops (exit 1)",
+      ),
     tiny: tinySection("trainer (kind = tiny)"),
   })
   .strict()

@@ -185,7 +185,9 @@ export class Supervisor {
     if (this.terminatedAt !== undefined) return;
     this.terminatedAt = Date.now();
     for (const child of this.children) {
-      if (child.pid > 0) killGroup(child.pgid, "SIGTERM");
+      // A child that exited (a crashed trainer before its restart) is signalled only while its group has members.
+      if (child.pid > 0 && (!child.exit || groupMembers(child.pgid).length > 0))
+        killGroup(child.pgid, "SIGTERM");
     }
   }
 
@@ -223,8 +225,9 @@ export class Supervisor {
 
   private anyAlive(): boolean {
     return (
-      this.children.some((c) => c.pid > 0 && (isAlive(c.pid) || groupMembers(c.pgid).length > 0)) ||
-      processesWithEnv(RUN_MARKER, this.options.runDir).length > 0
+      this.children.some(
+        (c) => c.pid > 0 && ((!c.exit && isAlive(c.pid)) || groupMembers(c.pgid).length > 0),
+      ) || processesWithEnv(RUN_MARKER, this.options.runDir).length > 0
     );
   }
 }

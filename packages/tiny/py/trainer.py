@@ -3,8 +3,9 @@
 Usage: /usr/bin/python3 trainer.py --config tiny.json   (config.run_dir is required)
 Loop, from step 1 (prime-rl's first orchestrator step): wait for `rollouts/step_N/train_rollouts.bin` (0.8) or
 `rollouts/step_N/rank_*.bin` (0.9; every rank's file, unpacked into samples), compute
-prime-rl's default loss on it, take one optimiser step, append the step's metrics to `metrics_file`
-(prime-rl's FileMonitor JSONL row), write `broadcasts/step_N/model.pt`, then `broadcasts/step_N/STABLE`.
+prime-rl's default loss on it, take one optimiser step, write `broadcasts/step_N/model.pt`, then
+`broadcasts/step_N/STABLE`, then append the step's metrics to `metrics_file` (prime-rl's FileMonitor JSONL row).
+Started again (a restart after a crash, or --resume), it continues after the newest STABLE broadcast.
 
 The loss is prime-rl v0.8.0's `default_loss_fn` (DPPO-Binary TV masking + a squared-log-ratio KL term):
   ratio = exp(trainer_lp - inference_lp); diff = exp(trainer_lp) - exp(inference_lp)
@@ -154,12 +155,14 @@ def main():
             metrics = train_step(model, optimizer, batch, config, step)
         except ValueError as e:
             raise SystemExit(f"cannot train on {path}: {e}")
-        with open(config["metrics_file"], "a") as f:
-            f.write(json.dumps(metrics) + "\n")
         out = transport.broadcast_dir(run_dir, step)
         tm.save_weights(model, out)
         with open(os.path.join(out, "STABLE"), "w"):
             pass
+        # The metrics row after STABLE, as prime-rl logs it after broadcasting: a trainer killed before STABLE and
+        # restarted trains the step again from the previous weights, and its row is written once.
+        with open(config["metrics_file"], "a") as f:
+            f.write(json.dumps(metrics) + "\n")
         print(json.dumps({"event": "step", **metrics}), flush=True)
         step += 1
     return 0

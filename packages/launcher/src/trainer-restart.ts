@@ -1,0 +1,99 @@
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { sleep } from "@air/core";
+import { broadcastStepDir, STABLE_FILE } from "@air/trainer-prime-rl";
+import { groupMembers, killGroup } from "./proc.ts";
+import type { RunConfig } from "./sections.ts";
+import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
+import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
+
+/**
+ * The newest prime-rl step whose weights the trainer finished (`broadcasts/step_N/STABLE`), or undefined when none.
+ * A restarted trainer continues after it: its batch is trained once, the next one is read from its file.
+ * @example lastStableStep("/abs/out/run/prime-rl") // 4
+ */
+export function lastStableStep(primeRunDir: string): number | undefined {
+  const root = dirname(broadcastStepDir(primeRunDir, 0));
+  if (!existsSync(root)) return undefined;
+  let last: number | undefined;
+  for (const name of readdirSync(root)) {
+    const m = /^step_(\d+)$/.exec(name);
+    if (!m || !existsSync(join(root, name, STABLE_FILE))) continue;
+    const step = Number(m[1]);
+    if (last === undefined || step > last) last = step;
+  }
+  return last;
+}
+
+/**
+ * How many times the launcher may still restart a crashed trainer (`[trainer_process] max_restarts`, counted over
+ * the whole run as torchrun counts `--max-restarts`). Only the trainer is restarted: an inference server that
+ * dies takes the run down (its rollouts in flight are lost with it).
+ * @example const budget = new RestartBudget(2); budget.take(child) // true, true, then false
+ */
+export class RestartBudget {
+  private used = 0;
+
+  constructor(readonly max: number) {}
+
+  /** Restarts taken so far. */
+  get restarts(): number {
+    return this.used;
+  }
+
+  /** True (and one restart used) when `child` is the trainer and the budget has one left. */
+  take(child: Supervised): boolean {
+    if (child.spec.role !== "trainer" || this.used >= this.max) return false;
+    this.used++;
+    return true;
+  }
+
+  /** The run's error once the budget is spent (or for a child that is never restarted). */
+  failure(child: Supervised, reason: string): string {
+    if (child.spec.role !== "trainer" || this.max === 0) return reason;
+    return `${reason}\n(the trainer was restarted ${this.used} time(s); [trainer_process] max_restarts = ${this.max})`;
+  }
+}
+
+/**
+ * Configs where restarting the trainer cannot continue the run, for `rl validate` (exit 2): with the ZMQ
+ * transport the batch in flight went to the dead trainer's socket and is not sent again.
+ * @example restartProblems(config) // ["trainer_process.max_restarts: ... (run.toml)"]
+ */
+export function restartProblems(config: RunConfig): string[] {
+  const { trainer_process: tp } = config.root;
+  if (tp.max_restarts === 0 || tp.kind === "none" || config.plugins.trainer.spec !== "prime-rl") return [];
+  if (primeRlSettings(config).transport !== "zmq") return [];
+  return [
+    `trainer_process.max_restarts: a restarted trainer cannot get back the batch sent to the crashed one over ZMQ; ` +
+      `use [trainer] transport = "filesystem" or max_restarts = 0 (${config.file})`,
+  ];
+}
+
+/** The prime-rl step a restarted trainer resumes from (its checkpoint step), or undefined for a fresh start. */
+export function restartResumeStep(config: RunConfig): number | undefined {
+  if (config.plugins.trainer.spec !== "prime-rl") return undefined;
+  return lastStableStep(primeRlPaths(config).runDir);
+}
+
+/**
+ * Starts a crashed child again: whatever is left of its process group (a torchrun worker still dying) is killed
+ * first, so the new one does not share GPUs or ports with it, then `build()` gives the command (for prime-rl with
+ * the resume step of the moment) and the supervisor starts it. Nothing starts once `signal` aborted. Throws when
+ * the command cannot be built or started.
+ * @example await restartChild({ supervisor, child, build: () => trainerChild(config, gpus), signal });
+ */
+export async function restartChild(options: {
+  supervisor: Supervisor;
+  child: Supervised;
+  build: () => Promise<ChildSpec | undefined>;
+  signal: AbortSignal;
+}): Promise<Supervised | undefined> {
+  const { child } = options;
+  killGroup(child.pgid, "SIGKILL");
+  const deadline = Date.now() + 5000;
+  while (groupMembers(child.pgid).length > 0 && Date.now() < deadline) await sleep(50);
+  const spec = await options.build();
+  if (!spec || options.signal.aborted) return undefined;
+  return options.supervisor.start(spec);
+}
