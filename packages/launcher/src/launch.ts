@@ -8,7 +8,9 @@ import {
 } from "@air/core";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { removeRunContainers, writeDockerHosts } from "./containers.ts";
-import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
+import { diskFullHint } from "./disk.ts";
+import type { GpuMap } from "./gpus.ts";
+import { gpuMapFor, isTrainerWorker, pluginSpecs, untilStopped } from "./launch-parts.ts";
 import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
@@ -58,29 +60,6 @@ export interface LaunchResult {
   /** Processes that had to be SIGKILLed and containers removed at teardown. */
   killed: string[];
   removedContainers: string[];
-}
-
-function gpuMapFor(config: RunConfig, env: NodeJS.ProcessEnv): GpuMap {
-  const { deployment: d } = config.root;
-  const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
-  const visible = counts
-    ? (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index))
-    : [];
-  return resolveGpuMap(d, visible);
-}
-
-function pluginSpecs(config: RunConfig): Record<string, unknown> {
-  const p = config.plugins;
-  const one = (x: { spec: string; config: unknown }) => ({ plugin: x.spec, config: x.config });
-  return {
-    env: one(p.env),
-    policy: one(p.policy),
-    trainer: one(p.trainer),
-    advantage: one(p.advantage),
-    strategy: one(p.strategy),
-    rewards: p.rewards.map((r) => ({ ...one(r), name: r.name, weight: r.weight })),
-    loggers: p.loggers.map(one),
-  };
 }
 
 /**
@@ -280,8 +259,17 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   if (result.removedContainers.length)
     err(`[launcher] removed ${result.removedContainers.length} container(s)\n`);
   const summary = result.summary;
+  const diskHint = (error: string | undefined) => {
+    let last: number | undefined;
+    try {
+      last = readLastCompletedStep(runDir);
+    } catch {}
+    const hint = diskFullHint(runDir, error, config.file, last);
+    if (hint) err(`[launcher] ${hint}\n`);
+  };
   if (childFailure) {
     err(`error: ${childFailure}\n`);
+    diskHint(childFailure);
     return { ...result, exitCode: EXIT.failed, error: childFailure };
   }
   if (options.signal?.aborted) {
@@ -292,46 +280,10 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
   const end = summaryLine(summary);
   err(`${end.line}\n`);
+  if (!end.ok) diskHint(summary.error);
   return {
     ...result,
     exitCode: end.ok ? EXIT.ok : EXIT.failed,
     error: summary.error ?? (end.ok ? undefined : end.line),
   };
-}
-
-/** A multi-node trainer rank other than 0: that machine runs only its trainer process. */
-function isTrainerWorker(config: RunConfig): boolean {
-  const { trainer_process: tp } = config.root;
-  return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
-}
-
-/** Waits for the run; once `signal` aborts, waits at most `timeoutMs` more (or not at all once `force` aborts). */
-async function untilStopped(
-  running: Promise<RunSummary>,
-  signal: AbortSignal,
-  timeoutMs: number,
-  force?: AbortSignal,
-): Promise<RunSummary> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<RunSummary>((resolve) => {
-    const giveUp = () =>
-      resolve({
-        status: "aborted",
-        stepsCompleted: 0,
-        error: "the orchestrator did not stop in time",
-        unsettled: [],
-        peakConcurrentRollouts: 0,
-      });
-    const arm = () => {
-      timer = setTimeout(giveUp, timeoutMs);
-    };
-    if (signal.aborted) arm();
-    else signal.addEventListener("abort", arm, { once: true });
-    force?.addEventListener("abort", giveUp, { once: true });
-  });
-  try {
-    return await Promise.race([running, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

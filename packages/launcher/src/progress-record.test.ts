@@ -30,14 +30,26 @@ describe("progressRecorder", () => {
     expect(seen.map(([s]) => s)).toEqual([0]);
   });
 
-  test("a step without weights is done when the next one ends or the run ends", async () => {
+  test("a step without weights is done when the next one ends or the run completes", async () => {
     const seen: number[] = [];
     const hooks = progressRecorder((step) => seen.push(step));
     await hooks["step:end"]?.(stepEnd(0));
     await hooks["step:end"]?.(stepEnd(1));
     expect(seen).toEqual([0]);
-    await hooks["run:end"]?.({} as Payload<"run:end">);
+    await hooks["run:end"]?.({ status: "completed", unsettled: [] });
     expect(seen).toEqual([0, 1]);
+  });
+
+  test("a failed or aborted run does not record the step whose batch may never have reached the trainer", async () => {
+    for (const status of ["failed", "aborted"] as const) {
+      const seen: number[] = [];
+      const hooks = progressRecorder((step) => seen.push(step));
+      await hooks["step:end"]?.(stepEnd(0));
+      await hooks["step:end"]?.(stepEnd(1));
+      // e.g. trainer.submit of step 1 failed with ENOSPC: no space left on device
+      await hooks["run:end"]?.({ status, error: "ENOSPC", unsettled: [] });
+      expect(seen).toEqual([0]);
+    }
   });
 
   test("mergeHooks calls every set's handler in order", async () => {

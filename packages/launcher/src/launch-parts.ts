@@ -1,0 +1,65 @@
+import type { RunSummary } from "@air/core";
+import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
+import type { RunConfig } from "./sections.ts";
+
+/** The run's GPU map: explicit ids, or counts taken in order from CUDA_VISIBLE_DEVICES (or every GPU). */
+export function gpuMapFor(config: RunConfig, env: NodeJS.ProcessEnv): GpuMap {
+  const { deployment: d } = config.root;
+  const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
+  const visible = counts
+    ? (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index))
+    : [];
+  return resolveGpuMap(d, visible);
+}
+
+/** Every plugin section as `{ plugin, config }`, for `config.resolved.json`. */
+export function pluginSpecs(config: RunConfig): Record<string, unknown> {
+  const p = config.plugins;
+  const one = (x: { spec: string; config: unknown }) => ({ plugin: x.spec, config: x.config });
+  return {
+    env: one(p.env),
+    policy: one(p.policy),
+    trainer: one(p.trainer),
+    advantage: one(p.advantage),
+    strategy: one(p.strategy),
+    rewards: p.rewards.map((r) => ({ ...one(r), name: r.name, weight: r.weight })),
+    loggers: p.loggers.map(one),
+  };
+}
+
+/** A multi-node trainer rank other than 0: that machine runs only its trainer process. */
+export function isTrainerWorker(config: RunConfig): boolean {
+  const { trainer_process: tp } = config.root;
+  return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
+}
+
+/** Waits for the run; once `signal` aborts, waits at most `timeoutMs` more (or not at all once `force` aborts). */
+export async function untilStopped(
+  running: Promise<RunSummary>,
+  signal: AbortSignal,
+  timeoutMs: number,
+  force?: AbortSignal,
+): Promise<RunSummary> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<RunSummary>((resolve) => {
+    const giveUp = () =>
+      resolve({
+        status: "aborted",
+        stepsCompleted: 0,
+        error: "the orchestrator did not stop in time",
+        unsettled: [],
+        peakConcurrentRollouts: 0,
+      });
+    const arm = () => {
+      timer = setTimeout(giveUp, timeoutMs);
+    };
+    if (signal.aborted) arm();
+    else signal.addEventListener("abort", arm, { once: true });
+    force?.addEventListener("abort", giveUp, { once: true });
+  });
+  try {
+    return await Promise.race([running, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
