@@ -107,16 +107,46 @@ export function dockerClientFor(host: DockerHostRef): Docker {
  */
 export async function removeRunContainers(runDir: string, docker?: Docker): Promise<string[]> {
   if (docker) return await removeFrom(runDir, docker);
-  const engines = [dockerClient()];
+  return (await sweepRunContainers(runDir)).removed;
+}
+
+/** What a sweep of a run's containers did: the ids removed, and the engines it could not ask (down, or failing). */
+export interface ContainerSweep {
+  removed: string[];
+  /** "the default engine" or a host's URL, with the reason. */
+  unreachable: string[];
+}
+
+/**
+ * Removes every container of a run, by label, in the default engine and on every host of `docker-hosts.json`, and
+ * says which engines did not answer (or failed the removal): their containers are still there.
+ * @example const { removed, unreachable } = await sweepRunContainers("/abs/outputs/debug");
+ */
+export async function sweepRunContainers(runDir: string): Promise<ContainerSweep> {
+  const engines: Array<{ name: string; docker?: Docker; error?: string }> = [
+    { name: "the default engine", docker: dockerClient() },
+  ];
   for (const host of readDockerHosts(runDir)) {
     try {
-      engines.push(dockerClientFor(host));
-    } catch {
-      // unreadable TLS files: nothing can be removed there
+      engines.push({ name: host.url, docker: dockerClientFor(host) });
+    } catch (error) {
+      engines.push({ name: host.url, error: `unreadable TLS files: ${String(error)}` });
     }
   }
-  const removed = await Promise.all(engines.map((e) => removeFrom(runDir, e).catch(() => [] as string[])));
-  return [...new Set(removed.flat())];
+  const removed = new Set<string>();
+  const unreachable: string[] = [];
+  await Promise.all(
+    engines.map(async (e) => {
+      if (!e.docker) return void unreachable.push(`${e.name} (${e.error})`);
+      if (!(await dockerReachable(e.docker))) return void unreachable.push(`${e.name} (no answer)`);
+      try {
+        for (const id of await removeFrom(runDir, e.docker)) removed.add(id);
+      } catch (error) {
+        unreachable.push(`${e.name} (${String(error)})`);
+      }
+    }),
+  );
+  return { removed: [...removed], unreachable };
 }
 
 async function removeFrom(runDir: string, docker: Docker): Promise<string[]> {

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import {
   errorMessage,
   type LogLevel,
@@ -7,7 +8,7 @@ import {
   stderrSink,
 } from "@air/core";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
-import { removeRunContainers, writeDockerHosts } from "./containers.ts";
+import { sweepRunContainers, writeDockerHosts } from "./containers.ts";
 import { diskFullHint } from "./disk.ts";
 import type { GpuMap } from "./gpus.ts";
 import { gpuMapFor, isTrainerWorker, pluginSpecs, untilStopped } from "./launch-parts.ts";
@@ -17,7 +18,7 @@ import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { processEvents } from "./process-events.ts";
 import { createProgressView } from "./progress.ts";
 import { mergeHooks, progressRecorder } from "./progress-record.ts";
-import { startReaper } from "./reaper.ts";
+import { CONTAINER_SWEEP_MS, startReaper } from "./reaper.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
 import { summaryLine } from "./run-summary.ts";
@@ -119,7 +120,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     httpRequestLimit: currentHttpRequestLimit(),
   });
 
-  writeDockerHosts(runDir, pluginNeeds(config).dockerHosts ?? []);
+  const needs = pluginNeeds(config);
+  writeDockerHosts(runDir, needs.dockerHosts ?? []);
+  const usesDocker = needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0;
   const controller = new AbortController();
   let childFailure: string | undefined;
   const restarts = new RestartBudget(root.trainer_process.max_restarts);
@@ -168,7 +171,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const events = processEvents(() => supervisor.children);
   config.plugins.loggers.push(events.plugin);
   savePids();
-  const reaper = startReaper(runDir, launcher.grace_ms);
+  const reaper = startReaper(runDir, launcher.grace_ms, usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
   process.env[RUN_MARKER] = runDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
@@ -245,15 +248,19 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     options.signal?.removeEventListener("abort", onStop);
     const grace = options.force?.aborted ? 0 : launcher.grace_ms;
     result.killed = await supervisor.stopAll(grace);
-    try {
-      result.removedContainers = await removeRunContainers(runDir);
-    } catch (error) {
-      err(`[launcher] could not remove containers of ${runDir}: ${(error as Error).message}\n`);
-    }
+    const sweep = await sweepRunContainers(runDir);
+    result.removedContainers = sweep.removed;
     removePidFile(runDir);
     if (markerBefore === undefined) delete process.env[RUN_MARKER];
     else process.env[RUN_MARKER] = markerBefore;
-    await reaper.release();
+    if (usesDocker && sweep.unreachable.length > 0) {
+      // e.g. dockerd restarting: the reaper removes the run's containers once the engine answers again
+      err(
+        `[launcher] could not reach ${sweep.unreachable.join(", ")} to remove the run's containers; its reaper ` +
+          `(pid ${reaper.pid}) keeps trying for ${CONTAINER_SWEEP_MS / 60_000} min (or: rl clean ${dirname(runDir)})\n`,
+      );
+      reaper.handOffContainers();
+    } else await reaper.release();
   }
   for (const k of result.killed) err(`[launcher] killed: ${k}\n`);
   if (result.removedContainers.length)

@@ -10,23 +10,33 @@ import { RUN_MARKER } from "./supervisor.ts";
 export interface Reaper {
   pid: number;
   release(timeoutMs?: number): Promise<void>;
+  /**
+   * Ends the launcher's part but leaves the reaper to remove the run's containers once the engine that holds them
+   * answers again (it did not at teardown: e.g. dockerd restarting), for up to its sweep time; does not wait.
+   */
+  handOffContainers(): void;
 }
+
+/** How long a reaper keeps trying to remove the run's containers from an engine that does not answer. */
+export const CONTAINER_SWEEP_MS = 10 * 60_000;
 
 /**
  * Starts the run's reaper (`bin/reaper.ts`) in its own session, so no signal meant for the launcher's terminal or
  * process group reaches it. It waits on a pipe only this process writes to; when the pipe closes without
  * `release()` — this process died, however — it cleans the run dir as `rl clean` does (children, marked
- * processes, labelled containers, pid file). Its log is `<runDir>/logs/reaper.log`.
- * @example const reaper = startReaper(runDir, 10_000); ...; reaper.release();
+ * processes, labelled containers, pid file). Its log is `<runDir>/logs/reaper.log`. With `sweepMs` > 0 (the run uses
+ * Docker) it keeps trying, that long, to remove containers an engine held while it did not answer.
+ * @example const reaper = startReaper(runDir, 10_000, CONTAINER_SWEEP_MS); ...; reaper.release();
  */
-export function startReaper(runDir: string, graceMs: number): Reaper {
+export function startReaper(runDir: string, graceMs: number, sweepMs = 0): Reaper {
   mkdirSync(join(runDir, "logs"), { recursive: true });
   const log = openSync(join(runDir, "logs", "reaper.log"), "a");
   const env = { ...process.env };
   delete env[RUN_MARKER];
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [resolve(import.meta.dir, "bin", "reaper.ts"), runDir, String(graceMs)], {
+    const script = resolve(import.meta.dir, "bin", "reaper.ts");
+    child = spawn(process.execPath, [script, runDir, String(graceMs), String(sweepMs)], {
       detached: true,
       stdio: ["pipe", "ignore", log],
       env,
@@ -51,6 +61,9 @@ export function startReaper(runDir: string, graceMs: number): Reaper {
       });
       if ((await Promise.race([exited, late])) === "late") child.kill("SIGKILL");
       clearTimeout(timer);
+    },
+    handOffContainers: () => {
+      child.stdin?.end("containers\n");
     },
   };
 }
