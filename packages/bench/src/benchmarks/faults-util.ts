@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type Docker from "dockerode";
@@ -6,6 +6,8 @@ import type Docker from "dockerode";
 export const REPO = resolve(import.meta.dir, "../../../..");
 export const CONFIG = "configs/quickstart.toml";
 export const RL = "packages/launcher/src/bin/rl.ts";
+/** Where the logs of a fault run that left something behind (or failed its goal) are kept for a look. */
+export const KEPT_DIR = "/tmp/air-bench-faults-kept";
 
 export interface PidEntry {
   pid: number;
@@ -34,6 +36,15 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** The program name of a process (`/proc/<pid>/comm`), or "?" once it is gone. */
+export function comm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "?";
+  }
+}
+
 /** Live processes carrying the run's marker (`AIR_RUN_DIR=<runDir>`), by /proc. */
 export function markedProcesses(runDir: string): number[] {
   const out: number[] = [];
@@ -56,16 +67,23 @@ export async function runContainers(docker: Docker, runDir: string): Promise<str
   return list.map((c) => c.Id);
 }
 
-/** Everything of a run still there: processes (pid file or marker) and labelled containers. */
+/**
+ * Everything of a run still there: processes (pid file or marker), named by their role in `seen` or their
+ * program, and labelled containers.
+ * @example await leftovers(docker, runDir, new Map([[123, "inference"]])) // ["pid 123 (inference)"]
+ */
 export async function leftovers(
   docker: Docker | undefined,
   runDir: string,
-  seen: Set<number>,
+  seen: Map<number, string>,
 ): Promise<string[]> {
-  const pids = new Set([...seen].filter(alive));
+  const pids = new Set([...seen.keys()].filter(alive));
   for (const pid of markedProcesses(runDir)) pids.add(pid);
-  const containers = docker ? await runContainers(docker, runDir) : [];
-  return [...[...pids].map((p) => `pid ${p}`), ...containers.map((c) => `container ${c.slice(0, 12)}`)];
+  const containers = docker ? await runContainers(docker, runDir).catch(() => [] as string[]) : [];
+  return [
+    ...[...pids].map((p) => `pid ${p} (${seen.get(p) ?? comm(p)})`),
+    ...containers.map((c) => `container ${c.slice(0, 12)}`),
+  ];
 }
 
 /** A TCP port nobody listens on right now. */
@@ -88,4 +106,38 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs: 
     await Bun.sleep(100);
   }
   return check();
+}
+
+/**
+ * Copies a fault run's logs (the launcher's stamped log and `<run dir>/logs`) to `KEPT_DIR/<label>` before the run
+ * dir is removed; returns that path.
+ */
+export function keepLogs(out: string, runDir: string, label: string): string {
+  const dest = join(KEPT_DIR, `${label}-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+  mkdirSync(dest, { recursive: true });
+  for (const name of existsSync(out) ? readdirSync(out) : [])
+    if (name.endsWith(".log")) cpSync(join(out, name), join(dest, name));
+  if (existsSync(join(runDir, "logs"))) cpSync(join(runDir, "logs"), join(dest, "logs"), { recursive: true });
+  return dest;
+}
+
+/** The last completed step in a run dir's progress.json, or undefined. */
+export function progressStep(runDir: string): number | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(runDir, "progress.json"), "utf8")) as { lastCompletedStep: number })
+      .lastCompletedStep;
+  } catch {
+    return undefined;
+  }
+}
+
+/** prime-rl steps the tiny trainer reported (metrics.jsonl), with repeats. */
+export function trainedSteps(runDir: string): number[] {
+  const file = join(runDir, "prime-rl", "metrics.jsonl");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { step: number }).step);
 }
