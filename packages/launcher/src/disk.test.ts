@@ -12,7 +12,9 @@ describe("diskFullHint", () => {
       "SQLiteError: database or disk is full",
     ]) {
       const hint = diskFullHint(dir, error, "/cfg/run.toml", 4);
-      expect(hint).toMatch(new RegExp(`^the disk under ${dir} is full \\(.* free of .*\\): free space there`));
+      expect(hint).toMatch(
+        new RegExp(`^the disk under ${dir} is full \\(.* free of .*\\): free space there`),
+      );
       expect(hint).toContain("`rl /cfg/run.toml --resume` continues after step 4");
     }
   });
