@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import type { Table } from "../report.ts";
-import { fmt } from "../stats.ts";
+import { fmt, spread } from "../stats.ts";
 import { startRl } from "./faults-run.ts";
 import { keepLogs, leftovers, REPO, RL, readPidFile, until } from "./faults-util.ts";
 
@@ -127,7 +127,7 @@ export async function signalFaults(
     if (failures.length) notes.push(`${kind}: ${failures.length} run(s) did not start: ${failures[0]}`);
     const clean = results.filter((r) => r.clean);
     const gone = results.filter((r) => Number.isFinite(r.cleanMs));
-    const times = gone.map((r) => r.cleanMs).sort((a, b) => a - b);
+    const times = spread(gone.map((r) => r.cleanMs / 1000));
     const leaked = results.flatMap((r) => r.leaked);
     const kept = results.flatMap((r) => (r.kept ? [r.kept] : []));
     if (kept.length) notes.push(`${kind}: logs of the runs that left something: ${kept.join(", ")}`);
@@ -137,9 +137,7 @@ export async function signalFaults(
       `${clean.length} of ${results.length}`,
       leaked.length ? `${leaked.length}: ${leaked.slice(0, 3).join(", ")}` : "0",
       `${gone.length} of ${results.length}`,
-      times.length
-        ? `${fmt(times[Math.floor(times.length / 2)]! / 1000)} s (max ${fmt(times.at(-1)! / 1000)} s)`
-        : "–",
+      times.n ? `${fmt(times.median)} s (max ${fmt(times.max)} s)` : "–",
     ]);
   }
   return {
