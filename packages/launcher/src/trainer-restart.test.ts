@@ -66,7 +66,7 @@ function rlSync(args: string[]): { code: number; stderr: string } {
 }
 
 describe("rl validate: [trainer_process] max_restarts", () => {
-  test("a negative count and a restart over ZMQ exit 2 naming the key", () => {
+  test("a negative count, a restart over ZMQ and a multi-node restart exit 2 naming the key", () => {
     const negative = rlSync(["validate", CONFIG, "--trainer_process.max_restarts", "-1"]);
     expect(negative.code).toBe(2);
     expect(negative.stderr).toContain("trainer_process.max_restarts");
@@ -81,6 +81,15 @@ describe("rl validate: [trainer_process] max_restarts", () => {
     expect(zmq.code).toBe(2);
     expect(zmq.stderr).toContain(
       "trainer_process.max_restarts: a restarted trainer cannot get back the batch",
+    );
+    const multiNode = rlSync([
+      "validate",
+      CONFIG,
+      ...["--trainer_process.max_restarts", "1", "--trainer_process.nnodes", "2"],
+    ]);
+    expect(multiNode.code).toBe(2);
+    expect(multiNode.stderr).toContain(
+      "trainer_process.max_restarts: one node's ranks cannot be restarted alone",
     );
     expect(rlSync(["validate", CONFIG, "--trainer_process.max_restarts", "2"]).code).toBe(0);
   });

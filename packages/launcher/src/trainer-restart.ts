@@ -57,17 +57,25 @@ export class RestartBudget {
 
 /**
  * Configs where restarting the trainer cannot continue the run, for `rl validate` (exit 2): with the ZMQ
- * transport the batch in flight went to the dead trainer's socket and is not sent again.
+ * transport the batch in flight went to the dead trainer's socket and is not sent again; with several nodes one
+ * node's ranks cannot rejoin the others alone.
  * @example restartProblems(config) // ["trainer_process.max_restarts: ... (run.toml)"]
  */
 export function restartProblems(config: RunConfig): string[] {
   const { trainer_process: tp } = config.root;
-  if (tp.max_restarts === 0 || tp.kind === "none" || config.plugins.trainer.spec !== "prime-rl") return [];
-  if (primeRlSettings(config).transport !== "zmq") return [];
-  return [
-    `trainer_process.max_restarts: a restarted trainer cannot get back the batch sent to the crashed one over ZMQ; ` +
-      `use [trainer] transport = "filesystem" or max_restarts = 0 (${config.file})`,
-  ];
+  if (tp.max_restarts === 0 || tp.kind === "none") return [];
+  const problems: string[] = [];
+  if (tp.nnodes > 1)
+    problems.push(
+      `trainer_process.max_restarts: one node's ranks cannot be restarted alone (the others wait in the ` +
+        `rendezvous); for multi-node use torchrun's own --max-restarts in extra_args (${config.file})`,
+    );
+  if (config.plugins.trainer.spec === "prime-rl" && primeRlSettings(config).transport === "zmq")
+    problems.push(
+      `trainer_process.max_restarts: a restarted trainer cannot get back the batch sent to the crashed one over ` +
+        `ZMQ; use [trainer] transport = "filesystem" or max_restarts = 0 (${config.file})`,
+    );
+  return problems;
 }
 
 /** The prime-rl step a restarted trainer resumes from (its checkpoint step), or undefined for a fresh start. */
