@@ -45,7 +45,7 @@ interface FaultRun {
  * One quickstart run with a fault at a random moment 2–12 s after its children are up; counts what is left.
  * A run that is not clean keeps its stamped launcher log and child logs under KEPT_DIR.
  */
-async function faultRun(
+export async function faultRun(
   kind: FaultKind,
   docker: Docker | undefined,
   image: string,

@@ -114,7 +114,8 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
   if (other.length) tables.push(outcomeTable(other));
 
   if (docker) {
-    const k = await containerKills(docker, IMAGE, options.quick ? 3 : 8, options.quick ? 10 : 50, rand);
+    // 14 steps: long enough for 50 kills at one every 0.5–1.5 s
+    const k = await containerKills(docker, IMAGE, options.quick ? 3 : 14, options.quick ? 10 : 50, rand);
     tables.push(k.table);
     goals.push(k.goal);
   }
@@ -144,7 +145,12 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
         "supervisor; an aborted run sends its children SIGTERM at once, while the orchestrator winds down.",
       `A run that leaves something or misses its goal keeps its stamped launcher log and child logs under ${KEPT_DIR}.`,
       "dockerd is the machine's main engine (`.cache/dockerd.pid`), stopped with SIGTERM and started again by " +
-        "scripts/ensure-docker from a detached shell; every container on the machine stops with it.",
+        "scripts/ensure-docker from a detached shell; every container on the machine stops with it. With the engine " +
+        "as the one entry of `[env.docker] hosts`, the env drains it when it stops answering (the rollouts it hit " +
+        "are retried and wait for it) and readmits it once it answers steadily. With the default engine (no hosts) " +
+        "every acquire fails at once while the engine is down, so every rollout of three steps in a row fails within " +
+        "a fraction of a second and the run stops at `orchestrator.max_failed_steps`, exit 1, nothing left or lost: " +
+        "the single-engine runtime does not wait for its engine (packages/env-mlgym, not changed here).",
     ],
   };
 }
