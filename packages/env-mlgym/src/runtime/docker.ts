@@ -83,7 +83,7 @@ export class DockerRuntime implements Runtime {
       if (await candidate.alive()) sandbox = candidate;
       else void this.destroy(candidate);
     }
-    sandbox ??= await this.create(options.rolloutId);
+    sandbox ??= await this.createWhenUp(options.rolloutId, options.signal);
     this.busy.add(sandbox);
     try {
       await sandbox.reset(files, options, await this.bundle(files, sandbox));
@@ -122,6 +122,38 @@ export class DockerRuntime implements Runtime {
     const all = [...this.idle.splice(0), ...this.busy];
     this.busy.clear();
     await Promise.all(all.map((s) => this.destroy(s)));
+  }
+
+  /**
+   * A new container. When creating fails because the engine does not answer (dockerd restarting), waits for it
+   * (`ping` every 0.5 s, at most `timeoutMs`) and tries once more; any other failure is thrown at once.
+   */
+  private async createWhenUp(rolloutId: string, signal?: AbortSignal): Promise<DockerSandbox> {
+    try {
+      return await this.create(rolloutId);
+    } catch (error) {
+      if (!(await this.waitForEngine(signal))) throw error;
+      return this.create(rolloutId);
+    }
+  }
+
+  /** True once an engine that did not answer answers again; false when it answered at once or never did. */
+  private async waitForEngine(signal?: AbortSignal): Promise<boolean> {
+    const until = Date.now() + this.options.timeoutMs;
+    let wasDown = false;
+    while (Date.now() < until && !signal?.aborted && !this.closed) {
+      try {
+        await Promise.race([
+          this.docker.ping(),
+          Bun.sleep(5000).then(() => Promise.reject(new Error("ping timed out"))),
+        ]);
+        return wasDown;
+      } catch {
+        wasDown = true;
+      }
+      await Bun.sleep(500);
+    }
+    return false;
   }
 
   private async create(rolloutId: string): Promise<DockerSandbox> {

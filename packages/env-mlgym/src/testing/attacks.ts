@@ -84,6 +84,8 @@ export function attackSuite(
       `(while true; do for f in $(find / -name 'evaluate.py' 2>/dev/null); do echo '${fake}' > "$f" 2>/dev/null; done; sleep 0.05; done &)`,
     ];
     const first = await runScript(env, example, [...forge, "python train.py", "validate"]);
+    // seen once in CI (not reproduced): validate without a score; say what it answered
+    if (first[3]?.scores === undefined) throw new Error(`validate gave no score: ${first[3]?.observation}`);
     expect(first[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     const second = await runScript(env, example, [
       "python train.py",
