@@ -148,9 +148,8 @@ export async function faultsBenchmark(options: BenchOptions): Promise<BenchRepor
         "scripts/ensure-docker from a detached shell; every container on the machine stops with it. With the engine " +
         "as the one entry of `[env.docker] hosts`, the env drains it when it stops answering (the rollouts it hit " +
         "are retried and wait for it) and readmits it once it answers steadily. With the default engine (no hosts) " +
-        "every acquire fails at once while the engine is down, so every rollout of three steps in a row fails within " +
-        "a fraction of a second and the run stops at `orchestrator.max_failed_steps`, exit 1, nothing left or lost: " +
-        "the single-engine runtime does not wait for its engine (packages/env-mlgym, not changed here).",
+        "a container that cannot be created while the engine does not answer waits for it (ping every 0.5 s, at " +
+        "most `docker.timeout_ms`) and is created again; the rollouts the restart hit are retried.",
     ],
   };
 }
