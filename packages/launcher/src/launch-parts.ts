@@ -33,16 +33,23 @@ export function isTrainerWorker(config: RunConfig): boolean {
   return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
 }
 
-/** Waits for the run; once `signal` aborts, waits at most `timeoutMs` more (or not at all once `force` aborts). */
+/**
+ * Waits for the run; once `signal` aborts, waits at most `timeoutMs` more (or not at all once `force` aborts), then
+ * calls `onGiveUp` and resolves with an aborted summary while the orchestrator may still be winding down.
+ */
 export async function untilStopped(
   running: Promise<RunSummary>,
   signal: AbortSignal,
   timeoutMs: number,
   force?: AbortSignal,
+  onGiveUp?: () => void,
 ): Promise<RunSummary> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let settled = false;
   const gaveUp = new Promise<RunSummary>((resolve) => {
-    const giveUp = () =>
+    const giveUp = () => {
+      if (settled) return;
+      onGiveUp?.();
       resolve({
         status: "aborted",
         stepsCompleted: 0,
@@ -50,6 +57,7 @@ export async function untilStopped(
         unsettled: [],
         peakConcurrentRollouts: 0,
       });
+    };
     const arm = () => {
       timer = setTimeout(giveUp, timeoutMs);
     };
@@ -60,6 +68,7 @@ export async function untilStopped(
   try {
     return await Promise.race([running, gaveUp]);
   } finally {
+    settled = true;
     clearTimeout(timer);
   }
 }

@@ -126,6 +126,8 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const controller = new AbortController();
   let childFailure: string | undefined;
   const restarts = new RestartBudget(root.trainer_process.max_restarts);
+  // the launcher stopped without waiting for the orchestrator: its plugins may still create containers
+  let abandoned = false;
   const pidFile = {
     runName: root.run.name,
     runDir,
@@ -239,6 +241,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
         controller.signal,
         launcher.shutdown_timeout_ms,
         options.force,
+        () => {
+          abandoned = true;
+        },
       );
     }
   } catch (error) {
@@ -260,6 +265,11 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
           `(pid ${reaper.pid}) keeps trying for ${CONTAINER_SWEEP_MS / 60_000} min (or: rl clean ${dirname(runDir)})\n`,
       );
       reaper.handOffContainers();
+    } else if (abandoned) {
+      err(
+        `[launcher] stopped without waiting for the orchestrator; its reaper (pid ${reaper.pid}) sweeps the run's containers for a while\n`,
+      );
+      reaper.handOffAbandoned();
     } else await reaper.release();
   }
   for (const k of result.killed) err(`[launcher] killed: ${k}\n`);

@@ -15,6 +15,11 @@ export interface Reaper {
    * answers again (it did not at teardown: e.g. dockerd restarting), for up to its sweep time; does not wait.
    */
   handOffContainers(): void;
+  /**
+   * Ends the launcher's part after it stopped without waiting for the orchestrator (a second Ctrl-C): a container
+   * create a plugin had sent may land after the teardown's sweep, so the reaper sweeps for a while; does not wait.
+   */
+  handOffAbandoned(): void;
 }
 
 /** How long a reaper keeps trying to remove the run's containers from an engine that does not answer. */
@@ -64,6 +69,9 @@ export function startReaper(runDir: string, graceMs: number, sweepMs = 0): Reape
     },
     handOffContainers: () => {
       child.stdin?.end("containers\n");
+    },
+    handOffAbandoned: () => {
+      child.stdin?.end("abandoned\n");
     },
   };
 }

@@ -58,6 +58,8 @@ export interface FixtureOptions {
   strayRejection?: boolean;
   /** The fixture env's close takes this long (a slow sandbox teardown). */
   envCloseDelayMs?: number;
+  /** The fixture env's container is created this much later by a detached `docker create` (lands after teardown). */
+  lateContainerMs?: number;
   containerImage?: string;
   startupTimeoutMs?: number;
   graceMs?: number;
@@ -93,6 +95,7 @@ plugin = ${p("env.ts")}
 fail_examples = ${options.failExamples ?? false}
 stray_rejection = ${options.strayRejection ?? false}
 ${options.envCloseDelayMs ? `close_delay_ms = ${options.envCloseDelayMs}` : ""}
+${options.lateContainerMs ? `late_container_ms = ${options.lateContainerMs}` : ""}
 ${options.containerImage ? `container_image = "${options.containerImage}"` : ""}
 [policy]
 plugin = ${p("policy.ts")}
