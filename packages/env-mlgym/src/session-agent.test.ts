@@ -6,8 +6,7 @@ import { BashSandbox } from "./aci/bash-sandbox.ts";
 import { loadMlgymAgent, type MlgymAgent } from "./aci/mlgym-agent.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
 import { mlgymConfigSchema } from "./config.ts";
-import { parityTask } from "./parity/kit.ts";
-import type { Runtime, Sandbox } from "./runtime/types.ts";
+import { oneSandboxRuntime, parityTask } from "./parity/kit.ts";
 import { MlgymSession } from "./session.ts";
 
 // MLGym agent behaviour in a session: format errors, command timeouts, demonstrations.
@@ -23,14 +22,7 @@ async function session(agent?: MlgymAgent): Promise<MlgymSession> {
   const workspace = join(realpathSync(root), "workspace");
   mkdirSync(workspace);
   const sandbox = await BashSandbox.start(workspace, root);
-  const runtime: Runtime = {
-    kind: "local",
-    acquire: async () => sandbox,
-    release: async (s: Sandbox) => {
-      if (s instanceof BashSandbox) await s.close();
-    },
-    close: async () => {},
-  };
+  const runtime = oneSandboxRuntime(sandbox);
   const config = mlgymConfigSchema.parse({ tasks: ["parity"], runtime: "local", max_steps: 10 });
   return new MlgymSession(runtime, sandbox, parityTask(workspace), {
     config,

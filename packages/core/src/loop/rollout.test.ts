@@ -15,15 +15,8 @@ function deps(formatErrorMessage: string | undefined): { deps: RolloutDeps; requ
     step: async () => ({ observation: "ok", done: true, kind: "command" }),
     close: async () => {},
   };
-  const env: Environment = {
-    name: "e",
-    kind: "env",
-    examples: async () => [],
-    open: async () => session,
-  } as unknown as Environment;
-  const policy = {
-    name: "p",
-    kind: "policy",
+  const env: Environment = { examples: async () => [], open: async () => session };
+  const policy: Policy = {
     version: 0,
     generate: async (request: GenerateRequest) => {
       requests.push(request);
@@ -37,7 +30,7 @@ function deps(formatErrorMessage: string | undefined): { deps: RolloutDeps; requ
         temperature: 1,
       };
     },
-  } as unknown as Policy;
+  };
   return {
     requests,
     deps: {

@@ -73,6 +73,18 @@ export function readFiles(dir: string): Record<string, string> {
   return out;
 }
 
+/** A runtime that hands out `sandbox` (a plain bash over a temporary workspace) and closes it on release. */
+export function oneSandboxRuntime(sandbox: BashSandbox): Runtime {
+  return {
+    kind: "local",
+    acquire: async () => sandbox,
+    release: async (s: Sandbox) => {
+      if (s instanceof BashSandbox) await s.close();
+    },
+    close: async () => {},
+  };
+}
+
 /** The made-up task the sequences run in (workspace `workspace`, no evaluation script). */
 export function parityTask(workspace: string): Task {
   return {
@@ -130,14 +142,7 @@ export async function runAirSequence(sequence: Sequence, mlgymAgent?: MlgymAgent
   mkdirSync(workspace);
   writeFiles(workspace, sequence.files);
   const sandbox = await BashSandbox.start(workspace, root);
-  const runtime: Runtime = {
-    kind: "local",
-    acquire: async () => sandbox,
-    release: async (s: Sandbox) => {
-      if (s instanceof BashSandbox) await s.close();
-    },
-    close: async () => {},
-  };
+  const runtime = oneSandboxRuntime(sandbox);
   const config = mlgymConfigSchema.parse({ tasks: ["parity"], runtime: "local", max_steps: 100 });
   const session = new MlgymSession(runtime, sandbox, parityTask(workspace), {
     config,

@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import type Docker from "dockerode";
 import { DockerRuntime } from "./docker.ts";
+import type { TaskFiles } from "./types.ts";
 
 /** A Docker API stand-in: createContainer fails with the given errors in turn; ping fails `downPings` times. */
 function standIn(createErrors: string[], downPings: number) {
@@ -37,9 +38,7 @@ function runtime(docker: Docker, timeoutMs: number): DockerRuntime {
   } as ConstructorParameters<typeof DockerRuntime>[0]);
 }
 
-const files = { key: "k", dir: "/nonexistent", readOnly: [] } as unknown as Parameters<
-  DockerRuntime["acquire"]
->[0];
+const files: TaskFiles = { key: "k", dir: "/nonexistent", readOnly: [] };
 
 test("an engine that does not answer (dockerd restarting) is waited for, then the container is created again", async () => {
   const { docker, calls } = standIn(["connect ECONNREFUSED", "second attempt reached the engine"], 2);
