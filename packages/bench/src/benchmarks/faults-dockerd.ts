@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
 import { checkStore, startRl, trainCheck } from "./faults-run.ts";
-import { comm, keepLogs, progressStep, REPO, RL, until } from "./faults-util.ts";
+import { comm, keepLogs, progressStep, REPO, removeRun, until } from "./faults-util.ts";
 
 /** The pid file scripts/ensure-docker writes when it starts the machine's dockerd. */
 export const MAIN_DOCKERD_PIDFILE = join(REPO, ".cache", "dockerd.pid");
@@ -125,11 +125,6 @@ export async function dockerdRestartRun(
     pids.stop();
     run.child.kill("SIGKILL");
     await ensureMainDockerd(docker);
-    Bun.spawnSync(["bun", RL, "clean", out, "--grace-ms", "1000"], {
-      cwd: REPO,
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }

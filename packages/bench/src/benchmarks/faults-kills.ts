@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import type { Table } from "../report.ts";
 import { checkStore, startRl } from "./faults-run.ts";
-import { REPO, RL, runContainers } from "./faults-util.ts";
+import { removeRun, runContainers } from "./faults-util.ts";
 
 /**
  * A docker quickstart run of `steps` steps while a killer removes a random labelled container every ~0.5–1.5 s,
@@ -90,11 +90,6 @@ export async function containerKills(
   } finally {
     exited = true;
     run.child.kill("SIGKILL");
-    Bun.spawnSync(["bun", RL, "clean", out, "--grace-ms", "1000"], {
-      cwd: REPO,
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Table } from "../report.ts";
 import { checkStore, startRl, trainCheck } from "./faults-run.ts";
-import { freePort, markedProcesses, progressStep, REPO, RL, readPidFile, until } from "./faults-util.ts";
+import { freePort, markedProcesses, progressStep, readPidFile, removeRun, until } from "./faults-util.ts";
 
 /**
  * `kill -9` of everything of a run mid-step (launcher, reaper, children), then `rl --resume`: it must continue from
@@ -65,8 +65,7 @@ export async function killAllThenResume(steps: number): Promise<{ table: Table; 
         `${store.lost} lost / ${store.doubled} doubled (goal 0 / 0), ${trained.twice} step(s) trained twice (goal 0)`,
     };
   } finally {
-    spawnSync("bun", [RL, "clean", out, "--grace-ms", "1000"], { cwd: REPO, stdio: "ignore" });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }
 
@@ -178,7 +177,6 @@ export async function inferenceFaults(
   } finally {
     proxy.closeAllConnections();
     proxy.close();
-    spawnSync("bun", [RL, "clean", out, "--grace-ms", "1000"], { cwd: REPO, stdio: "ignore" });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }

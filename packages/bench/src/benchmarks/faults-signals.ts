@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import type { Table } from "../report.ts";
 import { fmt, spread } from "../stats.ts";
 import { startRl } from "./faults-run.ts";
-import { keepLogs, leftovers, REPO, RL, readPidFile, until } from "./faults-util.ts";
+import { keepLogs, leftovers, readPidFile, removeRun, until } from "./faults-util.ts";
 
 /** How long after the fault everything of the run must be gone. */
 export const CLEAN_WITHIN_MS = 10_000;
@@ -92,12 +92,7 @@ export async function faultRun(
     return { kind, clean, leaked, cleanMs, kept };
   } finally {
     run.child.kill("SIGKILL");
-    Bun.spawnSync(["bun", RL, "clean", out, "--grace-ms", "1000"], {
-      cwd: REPO,
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }
 

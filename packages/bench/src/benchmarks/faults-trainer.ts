@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
 import { checkStore, startRl, trainCheck } from "./faults-run.ts";
-import { keepLogs, progressStep, REPO, RL, readPidFile, until } from "./faults-util.ts";
+import { keepLogs, progressStep, readPidFile, removeRun, until } from "./faults-util.ts";
 
 const STEPS = 8;
 
@@ -80,11 +80,6 @@ export async function trainerCrashRun(
   } finally {
     pids.stop();
     run.child.kill("SIGKILL");
-    Bun.spawnSync(["bun", RL, "clean", out, "--grace-ms", "1000"], {
-      cwd: REPO,
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    rmSync(out, { recursive: true, force: true });
+    removeRun(out);
   }
 }

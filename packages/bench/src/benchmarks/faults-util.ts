@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type Docker from "dockerode";
@@ -140,4 +140,14 @@ export function trainedSteps(runDir: string): number[] {
     .split("\n")
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { step: number }).step);
+}
+
+/** `rl clean` of a bench run's output dir (its processes and labelled containers), then the dir itself. */
+export function removeRun(out: string): void {
+  Bun.spawnSync(["bun", RL, "clean", out, "--grace-ms", "1000"], {
+    cwd: REPO,
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  rmSync(out, { recursive: true, force: true });
 }
