@@ -106,6 +106,11 @@ export interface Environment extends PluginBase {
   open(example: Example, info: { rolloutId: string; signal: AbortSignal }): Promise<EnvSession>;
   /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
   readonly canFork?: boolean;
+  /**
+   * False when its sessions never report scores (validate/submit), e.g. a dataset env with rubric rewards: the
+   * loop then leaves `rollout/no_score_frac` out of the step metrics (it would read "every rollout failed to score").
+   */
+  readonly scores?: boolean;
 }
 
 /** Per-turn and total reward of one trajectory. `turns[i]` belongs to `trajectory.turns[i]`. */
@@ -162,6 +167,8 @@ export interface Policy extends PluginBase {
   loadWeights?(weights: WeightsRef): Promise<void>;
   /** Version of the weights generations currently come from. */
   readonly version: number;
+  /** False when replies are never parsed for a command (a parse error cannot happen): `rollout/parse_error_frac` is left out. */
+  readonly parses?: boolean;
 }
 
 export interface TrainResult {

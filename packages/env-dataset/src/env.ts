@@ -90,6 +90,8 @@ export default definePlugin({
     return {
       examples: async (split) => splits[split],
       canFork: true,
+      // Rubric rewards score the answer; no session reports a score (validate/submit).
+      scores: false,
       open: async (example) => openSession(example, config),
     };
   },

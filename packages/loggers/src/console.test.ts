@@ -37,7 +37,7 @@ describe("console logger", () => {
     await h["step:end"](stepEnd(metrics, ["every group has zero reward variance"]));
     expect(lines).toEqual([
       "step 4 | reward 0.500 [0.00, 1.00] | rollouts 5 ok / 3 failed | samples 20 | turns 2.5 | no-score 25% | " +
-        "parse-err - | zero-var 100% | last loss 0.2500 | 1 warning | 1 error log | 1.5s\n",
+        "zero-var 100% | last loss 0.2500 | 1 warning | 1 error log | 1.5s\n",
     ]);
     await h["step:end"](stepEnd({}, []));
     expect(lines[1]).not.toContain("error log");
@@ -46,6 +46,20 @@ describe("console logger", () => {
     expect(lines[2]).toEndWith("| 0.3s\n");
     await h["run:end"]({ status: "failed", error: "trainer died", unsettled: [] });
     expect(lines[3]).toBe("run failed: trainer died\n");
+  });
+
+  test("a rate the loop left out (step too short) reads –; a column the run cannot produce is not shown", async () => {
+    const lines: string[] = [];
+    const { hooks } = consoleHooks((l) => lines.push(l), { showWarnings: false });
+    const h = hooks as Required<EventHandlers>;
+    await h["step:end"](stepEnd({ "time/step_s": 0.01, "group/zero_variance_frac": 0 }, []));
+    expect(lines[0]).toContain("| turns/s – |");
+    expect(lines[0]).not.toContain("no-score");
+    expect(lines[0]).not.toContain("parse-err");
+    await h["step:end"](
+      stepEnd({ "time/step_s": 2, "throughput/turns_per_s": 4, "rollout/parse_error_frac": 0.5 }, []),
+    );
+    expect(lines[1]).toContain("| parse-err 50% | zero-var - | turns/s 4.0 |");
   });
 
   test("show_warnings repeats each warning under the step line", async () => {

@@ -8,7 +8,7 @@ const pct = (x: number | undefined) => (x === undefined ? "-" : `${Math.round(x 
 export interface StepLineExtras {
   /** `run.max_steps`, to show `(done/total)`. */
   totalSteps?: number;
-  /** Wall time of the step, shown when the metrics have no `time/step_s`. */
+  /** Wall time of the step, shown when the metrics have no `time/step_s` (the time since the previous step's line). */
   seconds: number;
   /** The trainer's loss from the last weights update (it arrives after the step's line). */
   lastLoss?: number;
@@ -36,11 +36,17 @@ export function formatStepLine(e: EventPayload<"step:end">, extras: StepLineExtr
     `rollouts ${count - failed} ok / ${failed} failed`,
     `samples ${m["batch/samples"] ?? e.batch.samples.length}`,
     `turns ${fmt(m["rollout/turns/mean"], 1)}`,
-    `no-score ${pct(m["rollout/no_score_frac"])}`,
-    `parse-err ${pct(m["rollout/parse_error_frac"])}`,
-    `zero-var ${pct(m["group/zero_variance_frac"])}`,
   ];
-  if (m["throughput/turns_per_s"] !== undefined) parts.push(`turns/s ${fmt(m["throughput/turns_per_s"], 1)}`);
+  // A rate the run cannot produce is not in the metrics (a dataset env reports no scores; parser "none" never
+  // fails to parse), so its column is left out rather than shown as 0% or 100%.
+  if (m["rollout/no_score_frac"] !== undefined) parts.push(`no-score ${pct(m["rollout/no_score_frac"])}`);
+  if (m["rollout/parse_error_frac"] !== undefined)
+    parts.push(`parse-err ${pct(m["rollout/parse_error_frac"])}`);
+  parts.push(`zero-var ${pct(m["group/zero_variance_frac"])}`);
+  const rate = m["throughput/turns_per_s"];
+  // The loop leaves the rate out when the step's time is too short to divide by: "–", not a huge number.
+  if (rate !== undefined) parts.push(`turns/s ${fmt(rate, 1)}`);
+  else if (m["time/step_s"] !== undefined) parts.push("turns/s –");
   if (extras.lastLoss !== undefined) parts.push(`last loss ${fmt(extras.lastLoss, 4)}`);
   if (e.warnings.length) parts.push(`${e.warnings.length} warning${e.warnings.length === 1 ? "" : "s"}`);
   if (extras.errorLogs) parts.push(`${extras.errorLogs} error log${extras.errorLogs === 1 ? "" : "s"}`);

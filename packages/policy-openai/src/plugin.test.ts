@@ -117,7 +117,7 @@ describe("openai policy plugin", () => {
     expect(trajectory.turns).toHaveLength(1);
   });
 
-  test("reports its counters as step metrics and logs them", async () => {
+  test("reports its counters as step metrics and logs them at debug (the step line is the progress display)", async () => {
     const server = start({ reply: () => "```\nls\n```" });
     server.failNext("/v1/chat/completions", 1, { status: 502 });
     const lines: string[] = [];
@@ -133,8 +133,9 @@ describe("openai policy plugin", () => {
     });
     const metrics = policy.stepMetrics?.();
     expect(metrics).toMatchObject({ generations: 1, requests: 2, retries: 1, "errors/http_502": 1 });
-    expect(lines).toContain("info generations=1 requests=2 retries=1 errors=http_502:1");
+    expect(lines).toContain("debug generations=1 requests=2 retries=1 errors=http_502:1");
+    expect(lines.filter((l) => l.startsWith("info ") && l.includes("generations="))).toEqual([]);
     expect(policy.stepMetrics?.()).toMatchObject({ generations: 0, requests: 0 });
-    expect(lines.at(-1)).toBe("info no requests");
+    expect(lines.at(-1)).toBe("debug no requests");
   });
 });

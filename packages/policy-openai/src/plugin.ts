@@ -33,9 +33,12 @@ export default definePlugin({
       evaluationOnly: ctx.evaluation === true,
     });
     return Object.assign(policy, {
+      // parser "none": the whole reply is the action, so no reply is a parse error.
+      parses: config.parser !== "none",
       stepMetrics: () => {
         const window = policy.takeStats().window;
-        ctx.log.info(formatStats(window));
+        // The step line is the progress display; the counters are step metrics and, per step, a debug line.
+        ctx.log.debug(formatStats(window));
         return flattenStats(window);
       },
     });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { MIN_RATE_S } from "@air/core";
 import { probes, type RunTomlOptions, runToml } from "@air/core/testing";
 
 /** Counting env, random policy, last-score reward, mean advantage, per-turn strategy, memory trainer. */
@@ -67,7 +68,12 @@ describe("the RL loop with in-memory plugins", () => {
       expect(step.batch.samples.length).toBe(turns);
       // max_off_policy_steps = 1 lets the next step's requests land in this step's counter too.
       expect(step.metrics["random/requests"]).toBeGreaterThanOrEqual(step.step === 0 ? turns : 1);
-      expect(step.metrics["throughput/turns_per_s"]).toBeGreaterThan(0);
+      // The rate is over the time since the previous step's line, and left out when that is too short.
+      const seconds = step.metrics["time/step_s"]!;
+      expect(seconds).toBeGreaterThan(0);
+      if (seconds >= MIN_RATE_S)
+        expect(step.metrics["throughput/turns_per_s"]).toBeCloseTo(turns / seconds, 6);
+      else expect(step.metrics["throughput/turns_per_s"]).toBeUndefined();
     }
     const turnEnds = run.of("turn:end").length;
     const totalTurns = run.of("rollout:end").reduce((a, e) => a + e.trajectory.turns.length, 0);

@@ -10,6 +10,8 @@ export interface BatchInput {
   filterZeroAdvantages: boolean;
   advantage: AdvantageEstimator;
   strategy: TrajectoryStrategy;
+  /** What the run can produce (unset = both): a rate the env or policy cannot produce is left out of the metrics. */
+  produces?: { scores: boolean; parseErrors: boolean };
 }
 
 export interface BatchOutput {
@@ -60,8 +62,10 @@ export function buildBatch(input: BatchInput): BatchOutput {
   );
   const count = (pred: (t: Trajectory) => boolean) =>
     used.length ? used.filter(pred).length / used.length : 0;
-  metrics["rollout/no_score_frac"] = count((t) => !t.turns.some((x) => x.scores));
-  metrics["rollout/parse_error_frac"] = count((t) => t.turns.some((x) => x.parseError));
+  const produces = input.produces ?? { scores: true, parseErrors: true };
+  if (produces.scores) metrics["rollout/no_score_frac"] = count((t) => !t.turns.some((x) => x.scores));
+  if (produces.parseErrors)
+    metrics["rollout/parse_error_frac"] = count((t) => t.turns.some((x) => x.parseError));
   metrics["rollout/tool_error_frac"] = count((t) => t.turns.some((x) => x.toolError));
   metrics["rollout/evaluation_error_frac"] = count((t) => t.turns.some((x) => x.evaluationError));
   metrics["rollout/max_turns_frac"] = count((t) => t.stopReason === "max_turns");
@@ -72,11 +76,16 @@ export function buildBatch(input: BatchInput): BatchOutput {
   const zeroVar = groups.filter((g) => new Set(g.trajectories.map((t) => t.reward ?? 0)).size <= 1).length;
   metrics["group/zero_variance_frac"] = groups.length ? zeroVar / groups.length : 0;
   if (groups.length > 0 && zeroVar === groups.length) {
+    const causes = [
+      ...(produces.scores
+        ? [`${pct(metrics["rollout/no_score_frac"])} of rollouts never produced a score (no validate/submit)`]
+        : []),
+      ...(produces.parseErrors ? [`${pct(metrics["rollout/parse_error_frac"])} had format errors`] : []),
+      `${pct(metrics["rollout/evaluation_error_frac"])} had evaluation errors`,
+    ];
     warnings.push(
       `step ${step}: every group has zero reward variance, so every advantage is 0 and the loss will be 0. ` +
-        `${pct(metrics["rollout/no_score_frac"])} of rollouts never produced a score (no validate/submit), ` +
-        `${pct(metrics["rollout/parse_error_frac"])} had format errors, ` +
-        `${pct(metrics["rollout/evaluation_error_frac"])} had evaluation errors.`,
+        `${causes.join(", ")}.`,
     );
   }
   if (droppedGroups > 0)

@@ -15,6 +15,9 @@ import { treeAdvantage } from "./tree-advantage.ts";
 import type { TreeConfig } from "./tree-config.ts";
 import { treeMetrics } from "./tree-score.ts";
 
+/** Below this many seconds a step's rate (turns/s) means nothing and is left out. */
+export const MIN_RATE_S = 0.05;
+
 export interface RunParts {
   env: Environment;
   policy: Policy;
@@ -57,7 +60,8 @@ export class Orchestrator {
   readonly pending: PendingWork;
   private readonly semaphore: Semaphore;
   private rolloutCounter = 0;
-  private lastStepEndMs = Date.now();
+  /** When the previous step's line was emitted (the loop's start before the first). */
+  private lastStepMs = Date.now();
   private readonly failures: FailureWatch;
 
   constructor(
@@ -76,7 +80,7 @@ export class Orchestrator {
   async run(): Promise<RunSummary> {
     const { orchestrator: o, maxSteps, bus, signal } = this.options;
     const start = this.options.startStep ?? 0;
-    this.lastStepEndMs = Date.now();
+    this.lastStepMs = Date.now();
     let completed = 0;
     const generations = new Map<number, Promise<Trajectory[]>>();
     try {
@@ -139,13 +143,18 @@ export class Orchestrator {
       filterZeroAdvantages: o.filter_zero_advantages,
       advantage: o.tree ? treeAdvantage(o.tree) : this.parts.advantage,
       strategy: this.parts.strategy,
+      produces: { scores: this.parts.env.scores !== false, parseErrors: this.parts.policy.parses !== false },
     });
     if (o.tree) Object.assign(batch.metrics, treeMetrics(trajectories));
     Object.assign(batch.metrics, this.options.stepMetrics?.() ?? {});
-    const stepSeconds = (t0 - this.lastStepEndMs) / 1000;
+    // The step's time is the wall time since the previous step's line (the loop's start for the first): the
+    // training and weight loads of the step before are in it, and rollouts generated ahead of time (off-policy)
+    // are not counted twice, so the steps' times add up to the run's. A rate over less than MIN_RATE_S is left out.
+    const stepSeconds = (t0 - this.lastStepMs) / 1000;
+    this.lastStepMs = t0;
     const turns = trajectories.reduce((a, t) => a + t.turns.length, 0);
     batch.metrics["time/step_s"] = stepSeconds;
-    batch.metrics["throughput/turns_per_s"] = stepSeconds > 0 ? turns / stepSeconds : 0;
+    if (stepSeconds >= MIN_RATE_S) batch.metrics["throughput/turns_per_s"] = turns / stepSeconds;
     for (const w of warnings) log.warn(w);
     await bus.emit("step:end", { step, trajectories, batch, metrics: batch.metrics, warnings });
     const cannotTrain = this.failures.record(trajectories, batch.samples.length);
@@ -175,7 +184,6 @@ export class Orchestrator {
       const metrics = { ...(weights.metrics ?? {}), "time/train_wait_s": (Date.now() - t0) / 1000 };
       await bus.emit("weights:updated", { weights, metrics });
     }
-    this.lastStepEndMs = Date.now();
   }
 
   /** Rollouts on the eval split with the weights trained so far; emits eval:end with per-task reward means. */

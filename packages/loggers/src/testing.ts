@@ -1,0 +1,159 @@
+import { Database } from "bun:sqlite";
+
+/** One parsed step line: its step number and each `label value` column (`reward`, `turns/s`, `no-score`, …). */
+export interface ParsedStepLine {
+  step: number;
+  columns: Map<string, string>;
+  /** The seconds column (the line's last). */
+  seconds: number;
+  line: string;
+}
+
+const ESC = String.fromCharCode(27);
+const COLUMN = /^([a-z/-]+(?: [a-z/-]+)*) (.+)$/;
+
+/**
+ * The step lines in a run's console output (`formatStepLine`), redrawn progress lines and log lines skipped.
+ * @example parseStepLines(run.stdout()).map((l) => l.columns.get("turns/s"))
+ */
+export function parseStepLines(output: string): ParsedStepLine[] {
+  const out: ParsedStepLine[] = [];
+  for (const raw of output.split(/\r|\n/)) {
+    const line = raw.split(`${ESC}[2K`).join("").trim();
+    const head = /^step (\d+)(?: \(\d+\/\d+\))? \| /.exec(line);
+    if (!head) continue;
+    const parts = line.split(" | ");
+    const last = parts.at(-1) ?? "";
+    if (!/^[\d.]+s$/.test(last)) continue;
+    const columns = new Map<string, string>();
+    for (const part of parts.slice(1, -1)) {
+      const m = COLUMN.exec(part);
+      if (m) columns.set(m[1]!, m[2]!);
+    }
+    out.push({ step: Number(head[1]), columns, seconds: Number.parseFloat(last), line });
+  }
+  return out;
+}
+
+/** What a run's store says about one step, recomputed from its rows (not from the logged metrics). */
+export interface StoredStep {
+  step: number;
+  /** Wall time since the previous step's end (the run's start for the first), from the store's timestamps. */
+  seconds: number;
+  /** Turns of the step's train rollouts, counted in the turns table. */
+  turns: number;
+  ok: number;
+  failed: number;
+  /** Ok rollouts of which no turn carries scores. */
+  unscored: number;
+  rewardMean?: number;
+}
+
+/**
+ * Per finished step, the figures a step line claims, recomputed from a run's air.db rows.
+ * @example const steps = storedSteps(join(runDir, "air.db"));
+ */
+export function storedSteps(dbPath: string): StoredStep[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const run = db.query("SELECT id, started_at AS startedAt FROM runs ORDER BY id DESC LIMIT 1").get() as {
+      id: number;
+      startedAt: number;
+    };
+    const rows = db
+      .query(
+        "SELECT step, ended_at AS endedAt FROM steps WHERE run_id = ? AND ended_at IS NOT NULL ORDER BY step",
+      )
+      .all(run.id) as Array<{ step: number; endedAt: number }>;
+    const turnsOf = db.query(
+      `SELECT count(*) AS n FROM turns t JOIN trajectories r ON r.run_id = t.run_id AND r.rollout_id = t.rollout_id
+       WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
+    );
+    const rollouts = db.query(
+      `SELECT r.stop_reason AS stop, EXISTS (SELECT 1 FROM turns t WHERE t.run_id = r.run_id AND
+         t.rollout_id = r.rollout_id AND t.scores_json IS NOT NULL AND t.scores_json != 'null') AS scored
+       FROM trajectories r WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
+    );
+    const reward = db.query(
+      "SELECT value FROM metrics WHERE run_id = ? AND step = ? AND name = 'reward/mean'",
+    );
+    let previous = run.startedAt;
+    return rows.map(({ step, endedAt }) => {
+      const rs = rollouts.all(run.id, step) as Array<{ stop: string | null; scored: number }>;
+      const ok = rs.filter((r) => r.stop !== "failed");
+      const seconds = (endedAt - previous) / 1000;
+      previous = endedAt;
+      return {
+        step,
+        seconds,
+        turns: (turnsOf.get(run.id, step) as { n: number }).n,
+        ok: ok.length,
+        failed: rs.length - ok.length,
+        unscored: ok.filter((r) => !r.scored).length,
+        rewardMean: (reward.get(run.id, step) as { value: number } | null)?.value,
+      };
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** Within a factor of `factor` either way, with `slack` absolute for small figures. */
+export function withinFactor(shown: number, truth: number, factor = 2, slack = 0): boolean {
+  return shown <= truth * factor + slack && shown >= truth / factor - slack;
+}
+
+/**
+ * Checks a run's step lines against its store and returns what is wrong (empty when every figure holds):
+ * one line per finished step; the seconds and `turns/s` within `factor` of the store's timestamps and turns
+ * ("–" only for a step shorter than `minRateS`); rollouts ok/failed and reward as stored; and columns the run
+ * cannot produce (`absent`) not shown, those it can (`present`) shown.
+ * @example expect(checkStepLines(run.stdout(), dbPath, { absent: ["no-score"] })).toEqual([]);
+ */
+export function checkStepLines(
+  output: string,
+  dbPath: string,
+  options: { absent?: string[]; present?: string[]; factor?: number; minRateS?: number } = {},
+): string[] {
+  const factor = options.factor ?? 2;
+  const lines = parseStepLines(output);
+  const stored = storedSteps(dbPath);
+  const problems: string[] = [];
+  if (lines.length !== stored.length)
+    problems.push(`${lines.length} step line(s) for ${stored.length} finished step(s) in the store`);
+  for (const s of stored) {
+    const line = lines.find((l) => l.step === s.step);
+    if (!line) {
+      problems.push(`step ${s.step}: no step line`);
+      continue;
+    }
+    const say = (what: string) => problems.push(`step ${s.step}: ${what} in "${line.line}"`);
+    if (!withinFactor(line.seconds, s.seconds, factor, 0.15))
+      say(`${line.seconds}s shown, ${s.seconds.toFixed(3)}s between the store's step ends`);
+    const rate = line.columns.get("turns/s");
+    const truth = s.turns / s.seconds;
+    if (rate === undefined) say("no turns/s column");
+    else if (rate === "–") {
+      if (s.seconds >= (options.minRateS ?? 0.05) * factor)
+        say(`turns/s – for a ${s.seconds.toFixed(3)}s step`);
+    } else if (!withinFactor(Number(rate), truth, factor, 0.5))
+      say(
+        `turns/s ${rate} shown, ${truth.toFixed(2)} from the store (${s.turns} turns in ${s.seconds.toFixed(3)}s)`,
+      );
+    const rollouts = `${s.ok} ok / ${s.failed} failed`;
+    if (line.columns.get("rollouts") !== rollouts)
+      say(`rollouts "${line.columns.get("rollouts")}", stored ${rollouts}`);
+    const reward = line.columns.get("reward")?.split(" ")[0];
+    if (s.rewardMean !== undefined && reward !== s.rewardMean.toFixed(3))
+      say(`reward ${reward}, stored reward/mean ${s.rewardMean.toFixed(3)}`);
+    const noScore = line.columns.get("no-score");
+    if (noScore !== undefined && s.ok > 0) {
+      const frac = Math.round((100 * s.unscored) / s.ok);
+      if (Math.abs(Number.parseInt(noScore, 10) - frac) > 25)
+        say(`no-score ${noScore}, ${frac}% unscored in the store`);
+    }
+    for (const c of options.absent ?? []) if (line.columns.has(c)) say(`column ${c} the run cannot produce`);
+    for (const c of options.present ?? []) if (!line.columns.has(c)) say(`no ${c} column`);
+  }
+  return problems;
+}
