@@ -91,7 +91,7 @@ export function systemPage(db: StoreDb, run: RunRow): Html {
   return layout(
     `${run.name}: system`,
     html`${runNav(run.id, run.name, "system")}
-    <div id="live" data-run="${run.id}" data-status="${liveStatus(run)}"><span class="dot"></span><span id="live-text">${run.status}</span></div>
+    <div id="live" data-run="${run.id}" data-status="${liveStatus(run)}"><span class="dot"></span><span id="live-text">${liveStatus(run)}</span></div>
     <div data-fragment="/runs/${run.id}/fragments/system">${systemFragment(db, run.id)}</div>`,
     CHART_SCRIPTS,
   );

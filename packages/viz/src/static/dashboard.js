@@ -56,6 +56,27 @@
     document.dispatchEvent(new Event("air:fragments"));
   }
 
+  /**
+   * The run's state in words, as the store says it now: "running" (heartbeat fresh), "dead" (the run never
+   * recorded its end and its heartbeat stopped), or how it ended. "live" only for a running run on the stream:
+   * a finished run's page still follows the store (a resume), but nothing about it is live.
+   */
+  function headerText(status, mode) {
+    const counts = `last step ${status.lastStep ?? "–"} · ${status.trajectories} rollouts`;
+    const polling = mode === "polling" ? " · polling every 2 s (live stream down)" : "";
+    if (status.state === "running") {
+      const how =
+        mode === "stream" ? "live" : mode === "polling" ? "polling every 2 s (live stream down)" : mode;
+      return `running · ${counts} · ${how}`;
+    }
+    if (status.state === "dead") {
+      const beat = status.heartbeatAt ? new Date(status.heartbeatAt).toISOString().slice(11, 19) : null;
+      const since = beat ? `no heartbeat since ${beat} UTC` : "no heartbeat";
+      return `dead: ${since}, and the run never recorded its end (its launcher was killed?) · ${counts}${polling}`;
+    }
+    return `${status.state} · ${counts}${polling}`;
+  }
+
   function startLive() {
     const live = document.getElementById("live");
     if (!live) return;
@@ -69,9 +90,7 @@
 
     const show = (status) => {
       live.dataset.status = status.state;
-      const how =
-        mode === "stream" ? "live" : mode === "polling" ? "polling every 2 s (live stream down)" : mode;
-      text.textContent = `${status.state} · last step ${status.lastStep ?? "–"} · ${status.trajectories} rollouts · ${how}`;
+      text.textContent = headerText(status, mode);
     };
     const onStatus = (status) => {
       const changed = version !== null && status.version !== version;
