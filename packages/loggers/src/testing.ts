@@ -157,3 +157,22 @@ export function checkStepLines(
   }
   return problems;
 }
+
+/**
+ * Info log lines printed once a step (the same text up to its numbers, at least `minRepeats` times): progress,
+ * which belongs in the step line or the debug log, not in a second display between the step lines.
+ * @example expect(perStepLogLines(run.stdout() + run.stderr())).toEqual([]);
+ */
+export function perStepLogLines(output: string, minRepeats = 3): string[] {
+  const counts = new Map<string, { n: number; example: string }>();
+  for (const raw of output.split(/\r|\n/)) {
+    const line = raw.trim();
+    // warnings and errors are about the run, each said once by the run's log; info is what could be progress
+    if (!/^info\s/.test(line)) continue;
+    const shape = line.replace(/\d+(\.\d+)?/g, "#");
+    const seen = counts.get(shape) ?? { n: 0, example: line };
+    seen.n++;
+    counts.set(shape, seen);
+  }
+  return [...counts.values()].filter((c) => c.n >= minRepeats).map((c) => `${c.n}× ${c.example}`);
+}

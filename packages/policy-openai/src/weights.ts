@@ -75,7 +75,7 @@ export async function loadWeights(
       if (/already been loaded/.test(errorMessage(error))) return undefined;
       throw error;
     });
-    env.log.info(`loaded LoRA adapter ${adapter} (v${weights.version}) from ${path} on ${server.baseUrl}`);
+    env.log.debug(`loaded LoRA adapter ${adapter} (v${weights.version}) from ${path} on ${server.baseUrl}`);
     return adapter;
   }
   if (serverKind === "sglang") {
@@ -93,7 +93,7 @@ export async function loadWeights(
         { plugin: "openai", hook: "loadWeights" },
       );
     }
-    env.log.info(`SGLang loaded weights v${weights.version} from ${path}`);
+    env.log.debug(`SGLang loaded weights v${weights.version} from ${path}`);
     return undefined;
   }
   if (serverKind === "llama.cpp" || serverKind === "openai") {
@@ -103,7 +103,8 @@ export async function loadWeights(
       { plugin: "openai", hook: "loadWeights" },
     );
   }
-  env.log.info(`updating weights in flight to v${weights.version} from ${path}`);
+  // Per step, like the policy counters: the step line is the progress display, this is the debug log.
+  env.log.debug(`updating weights in flight to v${weights.version} from ${path}`);
   await post("/pause", undefined, config.admin_timeout_ms, isTransient, {
     mode: "keep",
     clear_cache: "false",
