@@ -11,6 +11,8 @@ import {
   startLauncher,
   survivors,
 } from "@air/launcher/testing";
+import { checkStepLines, perStepLogLines } from "@air/loggers/testing";
+import { documentedOutputs } from "./docs.ts";
 
 /**
  * The quickstart, end to end with no mocks between the parts: the launcher starts the tiny policy server and
@@ -83,6 +85,18 @@ async function runQuickstart(label: string, overrides: string[] = []): Promise<Q
   const code = await run.done;
   if (code !== 0) throw new Error(`launcher exited ${code}:\n${run.stderr().slice(-3000)}`);
   expect(existsSync(join(runDir, "air.db"))).toBe(true);
+  // The step lines as printed, against the store: an MLGym env scores and the mlgym parser can fail, so both
+  // columns are shown and agree with the rows; seconds and turns/s within a factor of the store's.
+  expect(
+    checkStepLines(run.stdout(), join(runDir, "air.db"), { present: ["no-score", "parse-err", "turns/s"] }),
+  ).toEqual([]);
+  // One progress display: nothing else prints a line every step (policy counters, weight loads).
+  expect(perStepLogLines(`${run.stdout()}${run.stderr()}`)).toEqual([]);
+  // What the docs name in the quickstart's run dir (`bun run viz outputs/quickstart`) is there after the run.
+  for (const { rel, cmd } of documentedOutputs(CONFIG))
+    expect({ where: cmd.where, path: rel, exists: existsSync(join(runDir, rel)) }).toMatchObject({
+      exists: true,
+    });
 
   const db = new Database(join(runDir, "air.db"), { readonly: true });
   const series = (name: string) =>
