@@ -57,8 +57,8 @@ describe("progress view", () => {
   test("plain lines when not a terminal: the console logger's step line, the warning counted not repeated", async () => {
     const { out, steps, view } = await drive(false);
     expect(out).toBe(
-      "step 0 (1/3) | reward 0.500 [-, -] | rollouts 1 ok / 1 failed | samples 3 | turns - | no-score - | " +
-        "parse-err - | zero-var - | last loss 0.2500 | 1 warning | 2.0s\n",
+      "step 0 (1/3) | reward 0.500 [-, -] | rollouts 1 ok / 1 failed | samples 3 | turns - | zero-var - | " +
+        "last loss 0.2500 | 1 warning | 2.0s\n",
     );
     expect(steps).toEqual([0]);
     expect(view.state).toMatchObject({ inFlight: 0, turns: 2, errors: 1, stepsDone: 1, lastReward: 0.5 });
@@ -84,6 +84,37 @@ describe("progress view", () => {
     expect(out).toContain("\r\x1b[2Kstep 0 (1/3) [##########..........] 1/2 rollouts  in-flight 1");
     expect(out).toContain("[####################] 2/2 rollouts");
     expect(out).toContain("\r\x1b[2Kstep 0 (1/3) | reward 0.500");
+  });
+
+  test("the live turns/s is over the time since the first rollout (not the servers' startup), - before 1 s", async () => {
+    let out = "";
+    let clock = 0;
+    const view = createProgressView({
+      totalSteps: 1,
+      rolloutsPerStep: 1,
+      tty: true,
+      write: (t) => (out += t),
+      now: () => clock,
+    });
+    const h = view.hooks as Required<typeof view.hooks>;
+    clock = 60_000; // a minute of server startup
+    await h["step:start"]({ step: 0, policyVersion: 0 });
+    const start = {
+      rolloutId: "a",
+      exampleId: "e",
+      task: "t",
+      groupId: "g",
+      step: 0,
+      policyVersion: 0,
+      attempt: 0,
+    };
+    await h["rollout:start"](start);
+    expect(out).toContain("turns/s -");
+    clock = 62_000;
+    for (let i = 0; i < 4; i++) await h["turn:end"]({ rolloutId: "a", step: 0, turn: {} as never });
+    await h["rollout:end"]({ trajectory: trajectory(0, 1) });
+    expect(out).toContain("turns/s 2.0");
+    view.finish();
   });
 
   test("clearLine wipes a drawn bar once, and nothing when none is drawn", async () => {

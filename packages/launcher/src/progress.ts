@@ -57,7 +57,13 @@ export function createProgressView(options: ProgressOptions): ProgressView {
   let lastLoss: number | undefined;
   const release = claimStepLines("launcher's progress view");
 
-  const turnsPerSecond = () => state.turns / Math.max(0.001, (now() - startMs) / 1000);
+  /** When the first rollout started: the live turns/s is over the time rollouts ran, not the servers' startup. */
+  let firstRolloutMs: number | undefined;
+  /** Turns over the time since the first rollout; undefined ("-") until a second has passed. */
+  const turnsPerSecond = () => {
+    const seconds = firstRolloutMs === undefined ? 0 : (now() - firstRolloutMs) / 1000;
+    return seconds >= 1 ? state.turns / seconds : undefined;
+  };
   const redraw = () => {
     if (!options.tty) return;
     const done = finishedByStep.get(current) ?? 0;
@@ -76,6 +82,7 @@ export function createProgressView(options: ProgressOptions): ProgressView {
       redraw();
     },
     "rollout:start": () => {
+      firstRolloutMs ??= now();
       state.inFlight++;
       redraw();
     },
