@@ -13,6 +13,16 @@ describe("summaryLine", () => {
     });
   });
 
+  test("a run whose trainer returned no weights (trainer none) does not claim its samples were trained", () => {
+    const totals = { rolloutsOk: 16, rolloutsFailed: 0, samplesTrained: 16, weightUpdates: 0 };
+    expect(summaryLine({ ...base, totals })).toEqual({
+      ok: true,
+      line: "run completed: 2 step(s), rollouts 16 ok / 0 failed, 16 sample(s) built, none trained (the trainer returned no weights)",
+    });
+    const trained = summaryLine({ ...base, totals: { ...totals, weightUpdates: 2 } });
+    expect(trained.line).toEndWith(", 16 sample(s) trained");
+  });
+
   test("a completed run that trained nothing because every rollout failed fails", () => {
     const end = summaryLine({ ...base, totals: { rolloutsOk: 0, rolloutsFailed: 16, samplesTrained: 0 } });
     expect(end.ok).toBe(false);

@@ -8,9 +8,12 @@ import type { RunSummary } from "@air/core";
  */
 export function summaryLine(summary: RunSummary): { ok: boolean; line: string } {
   const t = summary.totals;
-  const counts = t
-    ? `, rollouts ${t.rolloutsOk} ok / ${t.rolloutsFailed} failed, ${t.samplesTrained} sample(s) trained`
-    : "";
+  // A trainer that returned no weights all run (trainer "none") trained nothing, whatever it was handed.
+  const untrained = t?.weightUpdates === 0 && t.samplesTrained > 0;
+  const samples = untrained
+    ? `${t.samplesTrained} sample(s) built, none trained (the trainer returned no weights)`
+    : `${t?.samplesTrained} sample(s) trained`;
+  const counts = t ? `, rollouts ${t.rolloutsOk} ok / ${t.rolloutsFailed} failed, ${samples}` : "";
   const nothing = summary.status === "completed" && t !== undefined && t.samplesTrained === 0;
   const why = summary.error
     ? `: ${summary.error}`

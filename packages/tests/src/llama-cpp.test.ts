@@ -185,9 +185,11 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     expect(code).toBe(0);
   }, 120_000);
 
-  test("bun run rl (trainer none): 2 steps, token data in every turn, samples trained", async () => {
+  test("bun run rl (trainer none): 2 steps, token data in every turn, samples built and none trained", async () => {
     const { code, out } = await run(["bun", "run", "rl", config("rl", baseUrl)]);
-    expect(out).toContain("run completed: 2 step(s), rollouts 16 ok / 0 failed, 16 sample(s) trained");
+    expect(out).toContain(
+      "run completed: 2 step(s), rollouts 16 ok / 0 failed, 16 sample(s) built, none trained (the trainer returned no weights)",
+    );
     expect(code).toBe(0);
     const turns = query<{ prompt: number; completion: number; usage: number }>(
       "rl",

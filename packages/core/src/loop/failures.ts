@@ -6,6 +6,8 @@ export interface RunTotals {
   rolloutsFailed: number;
   /** Samples handed to the trainer. */
   samplesTrained: number;
+  /** Weight updates the trainer returned (set by the orchestrator): 0 for a trainer that trains nothing ("none"). */
+  weightUpdates?: number;
 }
 
 /**

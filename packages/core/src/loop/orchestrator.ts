@@ -81,6 +81,7 @@ export class Orchestrator {
     const { orchestrator: o, maxSteps, bus, signal } = this.options;
     const start = this.options.startStep ?? 0;
     this.lastStepMs = Date.now();
+    this.failures.totals.weightUpdates = 0;
     let completed = 0;
     const generations = new Map<number, Promise<Trajectory[]>>();
     try {
@@ -175,6 +176,7 @@ export class Orchestrator {
       { plugin: this.parts.names.trainer, hook: "waitForWeights" },
     );
     if (weights) {
+      this.failures.totals.weightUpdates = (this.failures.totals.weightUpdates ?? 0) + 1;
       const policy = this.parts.policy;
       if (policy.loadWeights) {
         await this.pending.run(`policy.loadWeights v${weights.version}`, o.timeouts.weights_ms, () =>
