@@ -38,7 +38,7 @@ export function parseStepLines(output: string): ParsedStepLine[] {
 /** What a run's store says about one step, recomputed from its rows (not from the logged metrics). */
 export interface StoredStep {
   step: number;
-  /** Wall time since the previous step's end (the run's start for the first), from the store's timestamps. */
+  /** Wall time since the previous step's end (the first step's start for the first), from the store's timestamps. */
   seconds: number;
   /** Turns of the step's train rollouts, counted in the turns table. */
   turns: number;
@@ -62,9 +62,10 @@ export function storedSteps(dbPath: string): StoredStep[] {
     };
     const rows = db
       .query(
-        "SELECT step, ended_at AS endedAt FROM steps WHERE run_id = ? AND ended_at IS NOT NULL ORDER BY step",
+        `SELECT step, started_at AS startedAt, ended_at AS endedAt FROM steps
+         WHERE run_id = ? AND ended_at IS NOT NULL ORDER BY step`,
       )
-      .all(run.id) as Array<{ step: number; endedAt: number }>;
+      .all(run.id) as Array<{ step: number; startedAt: number | null; endedAt: number }>;
     const turnsOf = db.query(
       `SELECT count(*) AS n FROM turns t JOIN trajectories r ON r.run_id = t.run_id AND r.rollout_id = t.rollout_id
        WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
@@ -77,7 +78,8 @@ export function storedSteps(dbPath: string): StoredStep[] {
     const reward = db.query(
       "SELECT value FROM metrics WHERE run_id = ? AND step = ? AND name = 'reward/mean'",
     );
-    let previous = run.startedAt;
+    // The first step's time starts at its step:start (the run's start includes creating the plugins).
+    let previous = rows[0]?.startedAt ?? run.startedAt;
     return rows.map(({ step, endedAt }) => {
       const rs = rollouts.all(run.id, step) as Array<{ stop: string | null; scored: number }>;
       const ok = rs.filter((r) => r.stop !== "failed");
