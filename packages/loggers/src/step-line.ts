@@ -30,16 +30,24 @@ export function formatStepLine(e: EventPayload<"step:end">, extras: StepLineExtr
   const count = m["rollout/count"] ?? e.trajectories.length;
   const failed = m["rollout/failed"] ?? e.trajectories.filter((t) => t.stopReason === "failed").length;
   const of = extras.totalSteps ? ` (${e.step + 1}/${extras.totalSteps})` : "";
+  // Tree rollouts: the trajectories are nodes (segments of a path); a rollout is a leaf's path, so the reward
+  // is the leaves' and no-score counts leaves whose path never scored.
+  const tree = m["tree/leaves"] !== undefined;
   const parts = [
     `step ${e.step}${of}`,
-    `reward ${fmt(m["reward/mean"])} [${fmt(m["reward/min"], 2)}, ${fmt(m["reward/max"], 2)}]`,
-    `rollouts ${count - failed} ok / ${failed} failed`,
+    `reward ${fmt(tree ? m["tree/leaf_reward/mean"] : m["reward/mean"])} [${fmt(m["reward/min"], 2)}, ${fmt(m["reward/max"], 2)}]`,
+    tree
+      ? `nodes ${count - failed} ok / ${failed} failed (${m["tree/leaves"]} leaves)`
+      : `rollouts ${count - failed} ok / ${failed} failed`,
     `samples ${m["batch/samples"] ?? e.batch.samples.length}`,
-    `turns ${fmt(m["rollout/turns/mean"], 1)}`,
+    `${tree ? "turns/node" : "turns"} ${fmt(m["rollout/turns/mean"], 1)}`,
   ];
   // A rate the run cannot produce is not in the metrics (a dataset env reports no scores; parser "none" never
   // fails to parse), so its column is left out rather than shown as 0% or 100%.
-  if (m["rollout/no_score_frac"] !== undefined) parts.push(`no-score ${pct(m["rollout/no_score_frac"])}`);
+  const noScore = tree
+    ? (m["tree/leaf_no_score_frac"] ?? m["rollout/no_score_frac"])
+    : m["rollout/no_score_frac"];
+  if (m["rollout/no_score_frac"] !== undefined) parts.push(`no-score ${pct(noScore)}`);
   if (m["rollout/parse_error_frac"] !== undefined)
     parts.push(`parse-err ${pct(m["rollout/parse_error_frac"])}`);
   parts.push(`zero-var ${pct(m["group/zero_variance_frac"])}`);

@@ -44,9 +44,27 @@ export interface StoredStep {
   turns: number;
   ok: number;
   failed: number;
-  /** Ok rollouts of which no turn carries scores. */
+  /** Ok rollouts of which no turn carries scores (tree runs: leaves whose path from the root has none). */
   unscored: number;
+  /** The stored reward/mean (tree runs: tree/leaf_reward/mean). */
   rewardMean?: number;
+  /** Tree runs only: the leaves (nodes that did not branch or fail). */
+  leaves?: number;
+}
+
+interface Row {
+  id: string;
+  parent: string | null;
+  stop: string | null;
+  scored: number;
+}
+
+/** Whether a tree node or any of its ancestors has a scored turn. */
+function pathScored(row: Row | undefined, byId: Map<string, Row>): boolean {
+  if (!row) return false;
+  if (row.scored) return true;
+  const parent = row.parent ? (JSON.parse(row.parent) as { trajectoryId?: string } | null) : null;
+  return parent?.trajectoryId ? pathScored(byId.get(parent.trajectoryId), byId) : false;
 }
 
 /**
@@ -71,28 +89,34 @@ export function storedSteps(dbPath: string): StoredStep[] {
        WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
     );
     const rollouts = db.query(
-      `SELECT r.stop_reason AS stop, EXISTS (SELECT 1 FROM turns t WHERE t.run_id = r.run_id AND
+      `SELECT r.rollout_id AS id, r.parent_json AS parent, r.stop_reason AS stop, EXISTS (SELECT 1 FROM turns t WHERE t.run_id = r.run_id AND
          t.rollout_id = r.rollout_id AND t.scores_json IS NOT NULL AND t.scores_json != 'null') AS scored
        FROM trajectories r WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
     );
-    const reward = db.query(
-      "SELECT value FROM metrics WHERE run_id = ? AND step = ? AND name = 'reward/mean'",
-    );
+    const metric = db.query("SELECT value FROM metrics WHERE run_id = ? AND step = ? AND name = ?");
     // The first step's time starts at its step:start (the run's start includes creating the plugins).
     let previous = rows[0]?.startedAt ?? run.startedAt;
     return rows.map(({ step, endedAt }) => {
-      const rs = rollouts.all(run.id, step) as Array<{ stop: string | null; scored: number }>;
+      const rs = rollouts.all(run.id, step) as Array<Row>;
       const ok = rs.filter((r) => r.stop !== "failed");
       const seconds = (endedAt - previous) / 1000;
       previous = endedAt;
+      const tree = rs.some((r) => r.stop === "branched");
+      const value = (name: string) => (metric.get(run.id, step, name) as { value: number } | null)?.value;
+      const common = { step, seconds, turns: (turnsOf.get(run.id, step) as { n: number }).n };
+      const counts = { ok: ok.length, failed: rs.length - ok.length };
+      if (!tree) {
+        const unscored = ok.filter((r) => !r.scored).length;
+        return { ...common, ...counts, unscored, rewardMean: value("reward/mean") };
+      }
+      const leaves = ok.filter((r) => r.stop !== "branched");
+      const unscored = leaves.filter((r) => !pathScored(r, new Map(rs.map((x) => [x.id, x])))).length;
       return {
-        step,
-        seconds,
-        turns: (turnsOf.get(run.id, step) as { n: number }).n,
-        ok: ok.length,
-        failed: rs.length - ok.length,
-        unscored: ok.filter((r) => !r.scored).length,
-        rewardMean: (reward.get(run.id, step) as { value: number } | null)?.value,
+        ...common,
+        ...counts,
+        leaves: leaves.length,
+        unscored,
+        rewardMean: value("tree/leaf_reward/mean"),
       };
     });
   } finally {
@@ -142,15 +166,17 @@ export function checkStepLines(
       say(
         `turns/s ${rate} shown, ${truth.toFixed(2)} from the store (${s.turns} turns in ${s.seconds.toFixed(3)}s)`,
       );
-    const rollouts = `${s.ok} ok / ${s.failed} failed`;
-    if (line.columns.get("rollouts") !== rollouts)
-      say(`rollouts "${line.columns.get("rollouts")}", stored ${rollouts}`);
+    const label = s.leaves === undefined ? "rollouts" : "nodes";
+    const rollouts = `${s.ok} ok / ${s.failed} failed${s.leaves === undefined ? "" : ` (${s.leaves} leaves)`}`;
+    if (line.columns.get(label) !== rollouts)
+      say(`${label} "${line.columns.get(label)}", stored ${rollouts}`);
     const reward = line.columns.get("reward")?.split(" ")[0];
     if (s.rewardMean !== undefined && reward !== s.rewardMean.toFixed(3))
       say(`reward ${reward}, stored reward/mean ${s.rewardMean.toFixed(3)}`);
     const noScore = line.columns.get("no-score");
-    if (noScore !== undefined && s.ok > 0) {
-      const frac = Math.round((100 * s.unscored) / s.ok);
+    const of = s.leaves ?? s.ok;
+    if (noScore !== undefined && of > 0) {
+      const frac = Math.round((100 * s.unscored) / of);
       if (Math.abs(Number.parseInt(noScore, 10) - frac) > 25)
         say(`no-score ${noScore}, ${frac}% unscored in the store`);
     }

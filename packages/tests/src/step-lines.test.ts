@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { definePlugin } from "@air/core";
+import { definePlugin, z } from "@air/core";
 import { runToml } from "@air/core/testing";
 import { fixtureRegistry } from "@air/logger-sqlite/testing";
 import { consoleHooks, consoleLoggerConfig } from "@air/loggers";
@@ -17,6 +17,30 @@ import { checkStepLines, parseStepLines } from "@air/loggers/testing";
  */
 const dir = mkdtempSync(join(tmpdir(), "air-step-lines-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Policy `lister`: `ls` until the last turn, then `validate`, so every leaf's path scores and inner nodes do not. */
+const lister = definePlugin({
+  name: "lister",
+  kind: "policy",
+  configSchema: z.object({ last_turn: z.number().int().default(3) }),
+  create: (config) => ({
+    version: 0,
+    async generate(request) {
+      await Bun.sleep(20);
+      const text = request.turnIndex >= config.last_turn ? "validate" : "ls";
+      const completionTokenIds = [...Array.from(text, (c) => c.charCodeAt(0) % 100), 5];
+      return {
+        action: { text, command: text },
+        promptTokenIds: [1, 2, 3],
+        completionTokenIds,
+        completionLogprobs: completionTokenIds.map(() => -0.5),
+        finishReason: "stop",
+        policyVersion: 0,
+        temperature: 1,
+      };
+    },
+  }),
+});
 
 async function run(name: string, body: string): Promise<{ output: string; dbPath: string }> {
   let output = "";
@@ -48,7 +72,7 @@ plugin = "per-turn"
 [reward]
 plugin = "last-score"
 ${body}`,
-    { dir, registry: fixtureRegistry(), plugins: [capture] },
+    { dir, registry: fixtureRegistry(), plugins: [capture, lister] },
   );
   expect(recorded.summary.status).toBe("completed");
   return { output, dbPath: join(recorded.runDir, "air.db") };
@@ -70,14 +94,19 @@ branch_turns = [1, 2]
 [env]
 plugin = "notebook"
 [policy]
-plugin = "random"
-delay_ms = 20
-stop_prob = 0`,
+plugin = "lister"`,
     );
     const lines = parseStepLines(output);
     expect(lines.map((l) => l.step)).toEqual([0, 1, 2, 3]);
-    // The notebook env scores (validate) and the random policy never validates: no-score is real, and shown.
-    expect(checkStepLines(output, dbPath, { present: ["no-score", "turns/s"] })).toEqual([]);
+    expect(
+      checkStepLines(output, dbPath, { present: ["no-score", "turns/s"], absent: ["rollouts"] }),
+    ).toEqual([]);
+    for (const l of lines) {
+      // A rollout of a tree is a leaf's path: 2 roots × 4 leaves, 14 nodes; each path validates on its last turn,
+      // though the inner nodes (turns 0–1, 2) never do themselves.
+      expect(l.columns.get("nodes")).toBe("14 ok / 0 failed (8 leaves)");
+      expect(l.columns.get("no-score")).toBe("0%");
+    }
     // No step took "no time": each after the first waited ~300 ms for the trainer.
     for (const l of lines.slice(1)) expect(l.seconds).toBeGreaterThanOrEqual(0.2);
   }, 60_000);

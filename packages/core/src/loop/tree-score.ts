@@ -71,8 +71,8 @@ export async function scoreLeaves(
 }
 
 /**
- * Step metrics of tree rollouts: nodes, leaves, branch points, env steps (turns played), the leaves' returns and
- * the time forks took.
+ * Step metrics of tree rollouts: nodes, leaves, branch points, env steps (turns played), the leaves' returns, the
+ * share of leaves whose path (root to leaf) never produced a score, and the time forks took.
  * @example Object.assign(batch.metrics, treeMetrics(trajectories)); // tree/leaves, tree/env_steps, ...
  */
 export function treeMetrics(trajectories: Trajectory[]): Record<string, number> {
@@ -85,6 +85,14 @@ export function treeMetrics(trajectories: Trajectory[]): Record<string, number> 
     "tree/branch_points": branched.length,
     "tree/env_steps": trajectories.reduce((a, t) => a + t.turns.length, 0),
   };
+  // A leaf's rollout is its whole path: it produced a score if any turn from the root down did.
+  const byId = new Map(trajectories.map((t) => [t.id, t]));
+  const pathScored = (t: Trajectory | undefined): boolean =>
+    t !== undefined &&
+    (t.turns.some((x) => x.scores) || pathScored(t.parent && byId.get(t.parent.trajectoryId)));
+  metrics["tree/leaf_no_score_frac"] = leaves.length
+    ? leaves.filter((t) => !pathScored(t)).length / leaves.length
+    : 0;
   const returns = summarize(leaves.map((t) => t.reward ?? 0));
   metrics["tree/leaf_reward/mean"] = returns.mean;
   metrics["tree/leaf_reward/std"] = returns.std;
