@@ -117,6 +117,23 @@ describe("progress view", () => {
     view.finish();
   });
 
+  test("a periodic eval gets its own line, after wiping a drawn bar", async () => {
+    let out = "";
+    const view = createProgressView({
+      totalSteps: 2,
+      rolloutsPerStep: 1,
+      tty: true,
+      write: (t) => (out += t),
+    });
+    const h = view.hooks as Required<typeof view.hooks>;
+    await h["step:start"]({ step: 1, policyVersion: 1 });
+    out = "";
+    const metrics = { "eval/rollouts": 4, "eval/failed": 1, "eval/reward/mean": 0.25, "eval/time_s": 1.5 };
+    await h["eval:end"]({ step: 1, policyVersion: 2, trajectories: [], metrics });
+    expect(out).toBe("\r\x1b[2Keval after step 1 | reward 0.250 | rollouts 3 ok / 1 failed | 1.5s\n");
+    view.finish();
+  });
+
   test("clearLine wipes a drawn bar once, and nothing when none is drawn", async () => {
     let out = "";
     const view = createProgressView({

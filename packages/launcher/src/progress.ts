@@ -1,5 +1,5 @@
 import type { EventHandlers } from "@air/core";
-import { claimStepLines, formatStepLine, lossOf } from "@air/loggers";
+import { claimStepLines, formatEvalLine, formatStepLine, lossOf } from "@air/loggers";
 
 /** Where the view writes and whether it may redraw a line. */
 export interface ProgressOptions {
@@ -114,6 +114,11 @@ export function createProgressView(options: ProgressOptions): ProgressView {
       write(`${formatStepLine(e, { totalSteps: options.totalSteps, seconds, lastLoss })}\n`);
       options.onStepEnd?.(e.step, { ...e.metrics, ...(mean === undefined ? {} : { "reward/mean": mean }) });
     },
+  };
+  hooks["eval:end"] = (e) => {
+    if (dirty) write("\r\x1b[2K");
+    dirty = false;
+    write(`${formatEvalLine(e)}\n`);
   };
   return {
     hooks,

@@ -1,6 +1,6 @@
 import { definePlugin, type EventHandlers, type LoggerPlugin } from "@air/core";
 import { z } from "zod";
-import { formatStepLine, lossOf, stepLinesOwner } from "./step-line.ts";
+import { formatEvalLine, formatStepLine, lossOf, stepLinesOwner } from "./step-line.ts";
 
 export const consoleLoggerConfig = z
   .object({
@@ -40,6 +40,9 @@ export function consoleHooks(
       write(`${formatStepLine(e, { seconds: (now() - stepStart) / 1000, lastLoss, errorLogs: errors })}\n`);
       if (options.showWarnings) for (const w of e.warnings) write(`  warning: ${w}\n`);
       errors = 0;
+    },
+    "eval:end": (e) => {
+      write(`${formatEvalLine(e)}\n`);
     },
     "run:end": (e) => {
       write(

@@ -1,3 +1,10 @@
 export { consoleHooks, consoleLogger, consoleLoggerConfig } from "./console.ts";
 export { jsonlLogger, jsonlLoggerConfig } from "./jsonl.ts";
-export { claimStepLines, formatStepLine, lossOf, type StepLineExtras, stepLinesOwner } from "./step-line.ts";
+export {
+  claimStepLines,
+  formatEvalLine,
+  formatStepLine,
+  lossOf,
+  type StepLineExtras,
+  stepLinesOwner,
+} from "./step-line.ts";

@@ -62,6 +62,24 @@ export function formatStepLine(e: EventPayload<"step:end">, extras: StepLineExtr
   return parts.join(" | ");
 }
 
+/**
+ * The line printed after a periodic evaluation (`eval_every`): the eval split's reward, rollouts ok/failed,
+ * no-score where the env reports scores, and the eval's own time (not counted in the next step's).
+ * @example formatEvalLine(e) // "eval after step 3 | reward 0.450 | rollouts 40 ok / 0 failed | 2.1s"
+ */
+export function formatEvalLine(e: EventPayload<"eval:end">): string {
+  const m = e.metrics;
+  const failed = m["eval/failed"] ?? 0;
+  const parts = [
+    `eval after step ${e.step}`,
+    `reward ${fmt(m["eval/reward/mean"])}`,
+    `rollouts ${(m["eval/rollouts"] ?? e.trajectories.length) - failed} ok / ${failed} failed`,
+  ];
+  if (m["eval/no_score_frac"] !== undefined) parts.push(`no-score ${pct(m["eval/no_score_frac"])}`);
+  parts.push(`${fmt(m["eval/time_s"], 1)}s`);
+  return parts.join(" | ");
+}
+
 /** The trainer's loss in a `weights:updated` payload: air's name (`trainer/loss`) or a bare `loss`. */
 export function lossOf(metrics: Record<string, number>): number | undefined {
   return metrics["trainer/loss"] ?? metrics.loss;

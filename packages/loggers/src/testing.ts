@@ -3,6 +3,8 @@ import { Database } from "bun:sqlite";
 /** One parsed step line: its step number and each `label value` column (`reward`, `turns/s`, `no-score`, …). */
 export interface ParsedStepLine {
   step: number;
+  /** An `eval after step N` line (a periodic evaluation), not a step's. */
+  eval: boolean;
   columns: Map<string, string>;
   /** The seconds column (the line's last). */
   seconds: number;
@@ -13,14 +15,15 @@ const ESC = String.fromCharCode(27);
 const COLUMN = /^([a-z/-]+(?: [a-z/-]+)*) (.+)$/;
 
 /**
- * The step lines in a run's console output (`formatStepLine`), redrawn progress lines and log lines skipped.
+ * The step lines in a run's console output (`formatStepLine`, and `formatEvalLine`'s with `eval` set), redrawn
+ * progress lines and log lines skipped.
  * @example parseStepLines(run.stdout()).map((l) => l.columns.get("turns/s"))
  */
 export function parseStepLines(output: string): ParsedStepLine[] {
   const out: ParsedStepLine[] = [];
   for (const raw of output.split(/\r|\n/)) {
     const line = raw.split(`${ESC}[2K`).join("").trim();
-    const head = /^step (\d+)(?: \(\d+\/\d+\))? \| /.exec(line);
+    const head = /^(?:step|eval after step) (\d+)(?: \(\d+\/\d+\))? \| /.exec(line);
     if (!head) continue;
     const parts = line.split(" | ");
     const last = parts.at(-1) ?? "";
@@ -30,7 +33,13 @@ export function parseStepLines(output: string): ParsedStepLine[] {
       const m = COLUMN.exec(part);
       if (m) columns.set(m[1]!, m[2]!);
     }
-    out.push({ step: Number(head[1]), columns, seconds: Number.parseFloat(last), line });
+    out.push({
+      step: Number(head[1]),
+      eval: line.startsWith("eval"),
+      columns,
+      seconds: Number.parseFloat(last),
+      line,
+    });
   }
   return out;
 }
@@ -50,6 +59,8 @@ export interface StoredStep {
   rewardMean?: number;
   /** Tree runs only: the leaves (nodes that did not branch or fail). */
   leaves?: number;
+  /** The periodic evaluation after this step: first rollout start to last rollout end, and its rollouts. */
+  eval?: { seconds: number; ok: number; failed: number };
 }
 
 interface Row {
@@ -94,6 +105,10 @@ export function storedSteps(dbPath: string): StoredStep[] {
        FROM trajectories r WHERE r.run_id = ? AND r.step = ? AND r.split = 'train'`,
     );
     const metric = db.query("SELECT value FROM metrics WHERE run_id = ? AND step = ? AND name = ?");
+    const evals = db.query(
+      `SELECT min(started_at) AS startedAt, max(ended_at) AS endedAt, count(*) AS n,
+         sum(stop_reason = 'failed') AS failed FROM trajectories WHERE run_id = ? AND step = ? AND split = 'eval'`,
+    );
     // The first step's time starts at its step:start (the run's start includes creating the plugins).
     let previous = rows[0]?.startedAt ?? run.startedAt;
     return rows.map(({ step, endedAt }) => {
@@ -101,9 +116,21 @@ export function storedSteps(dbPath: string): StoredStep[] {
       const ok = rs.filter((r) => r.stop !== "failed");
       const seconds = (endedAt - previous) / 1000;
       previous = endedAt;
+      // The step's periodic eval runs before the next step's clock starts: its time is its own.
+      const e = evals.get(run.id, step) as { startedAt: number; endedAt: number; n: number; failed: number };
+      const evaluation =
+        e.n > 0
+          ? { seconds: (e.endedAt - e.startedAt) / 1000, ok: e.n - e.failed, failed: e.failed }
+          : undefined;
+      if (evaluation) previous += evaluation.seconds * 1000;
       const tree = rs.some((r) => r.stop === "branched");
       const value = (name: string) => (metric.get(run.id, step, name) as { value: number } | null)?.value;
-      const common = { step, seconds, turns: (turnsOf.get(run.id, step) as { n: number }).n };
+      const common = {
+        step,
+        seconds,
+        turns: (turnsOf.get(run.id, step) as { n: number }).n,
+        eval: evaluation,
+      };
       const counts = { ok: ok.length, failed: rs.length - ok.length };
       if (!tree) {
         const unscored = ok.filter((r) => !r.scored).length;
@@ -142,9 +169,23 @@ export function checkStepLines(
   options: { absent?: string[]; present?: string[]; factor?: number; minRateS?: number } = {},
 ): string[] {
   const factor = options.factor ?? 2;
-  const lines = parseStepLines(output);
+  const all = parseStepLines(output);
+  const lines = all.filter((l) => !l.eval);
   const stored = storedSteps(dbPath);
   const problems: string[] = [];
+  for (const s of stored) {
+    const line = all.find((l) => l.eval && l.step === s.step);
+    if (!s.eval !== !line)
+      problems.push(
+        `step ${s.step}: ${s.eval ? "an eval in the store, no eval line" : "an eval line, none in the store"}`,
+      );
+    if (!s.eval || !line) continue;
+    const rollouts = `${s.eval.ok} ok / ${s.eval.failed} failed`;
+    if (line.columns.get("rollouts") !== rollouts)
+      problems.push(`${line.line}: stored eval rollouts ${rollouts}`);
+    if (!withinFactor(line.seconds, s.eval.seconds, factor, 0.15))
+      problems.push(`${line.line}: the store's eval rollouts span ${s.eval.seconds.toFixed(3)}s`);
+  }
   if (lines.length !== stored.length)
     problems.push(`${lines.length} step line(s) for ${stored.length} finished step(s) in the store`);
   for (const s of stored) {

@@ -111,7 +111,7 @@ plugin = "lister"`,
     for (const l of lines.slice(1)) expect(l.seconds).toBeGreaterThanOrEqual(0.2);
   }, 60_000);
 
-  test("flat, one turn per rollout, finished before the step's line: no 0.0s, no runaway rate", async () => {
+  test("flat, one turn per rollout, finished before the step's line: no 0.0s, no runaway rate; eval lines", async () => {
     const { output, dbPath } = await run(
       "flat-lines",
       `[orchestrator]
@@ -119,6 +119,7 @@ batch_size = 8
 rollouts_per_example = 4
 max_turns = 1
 max_off_policy_steps = 1
+eval_every = 2
 [env]
 plugin = "counting"
 [policy]
@@ -126,6 +127,15 @@ plugin = "random"
 delay_ms = 5`,
     );
     expect(checkStepLines(output, dbPath, { present: ["turns/s"] })).toEqual([]);
-    for (const l of parseStepLines(output).slice(1)) expect(l.seconds).toBeGreaterThanOrEqual(0.2);
+    // eval_every = 2: an eval line after steps 1 and 3, its time its own (not in the next step's).
+    expect(
+      parseStepLines(output)
+        .filter((l) => l.eval)
+        .map((l) => l.step),
+    ).toEqual([1, 3]);
+    for (const l of parseStepLines(output)
+      .filter((x) => !x.eval)
+      .slice(1))
+      expect(l.seconds).toBeGreaterThanOrEqual(0.2);
   }, 60_000);
 });

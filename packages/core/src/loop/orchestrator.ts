@@ -110,7 +110,12 @@ export class Orchestrator {
         if (signal.aborted) break;
         await this.trainStep(step, trajectories);
         completed++;
-        if (o.eval_every > 0 && (step + 1) % o.eval_every === 0 && !signal.aborted) await this.evaluate(step);
+        if (o.eval_every > 0 && (step + 1) % o.eval_every === 0 && !signal.aborted) {
+          // The eval's time is its own (eval/time_s, on its own line), not the next step's.
+          const e0 = Date.now();
+          await this.evaluate(step, e0);
+          this.lastStepMs += Date.now() - e0;
+        }
       }
       await Promise.allSettled(generations.values());
       const status = signal.aborted ? "aborted" : "completed";
@@ -189,7 +194,7 @@ export class Orchestrator {
   }
 
   /** Rollouts on the eval split with the weights trained so far; emits eval:end with per-task reward means. */
-  private async evaluate(step: number): Promise<void> {
+  private async evaluate(step: number, startMs: number): Promise<void> {
     const { orchestrator: o, bus } = this.options;
     const examples = await this.pending.run("env.examples(eval)", o.timeouts.env_open_ms, () =>
       this.parts.env.examples("eval"),
@@ -212,12 +217,14 @@ export class Orchestrator {
       "eval/reward",
       ok.map((t) => t.reward ?? 0),
     );
-    metrics["eval/no_score_frac"] = ok.length
-      ? ok.filter((t) => !t.turns.some((x) => x.scores)).length / ok.length
-      : 0;
+    if (this.parts.env.scores !== false)
+      metrics["eval/no_score_frac"] = ok.length
+        ? ok.filter((t) => !t.turns.some((x) => x.scores)).length / ok.length
+        : 0;
     const tasks = new Map<string, number[]>();
     for (const t of ok) tasks.set(t.task, [...(tasks.get(t.task) ?? []), t.reward ?? 0]);
     for (const [task, rewards] of tasks) metrics[`eval/${task}/reward/mean`] = summarize(rewards).mean;
+    metrics["eval/time_s"] = (Date.now() - startMs) / 1000;
     await bus.emit("eval:end", { step, policyVersion: version, trajectories, metrics });
   }
 
