@@ -86,13 +86,24 @@ test("a running run reads running · live; when its heartbeat stops it turns dea
   await page.close();
 }, 60_000);
 
-test("a dead run (running in the store, heartbeat lost) reads dead on the charts and system pages", async () => {
+test("a dead run (running in the store, heartbeat lost) reads dead on the charts, system and trajectory pages", async () => {
   const beat = Date.now() - STALE_MS - 120_000;
   setRun({ status: "running", heartbeatAt: beat, endedAt: null });
   const page = await open();
   const text = await header(page);
   expect(text).toStartWith(`dead: no heartbeat since ${new Date(beat).toISOString().slice(11, 19)} UTC`);
   expect(text).not.toMatch(/\blive\b|running/);
+  // A rollout the store still has as running, in a run that died, will get no new turns: no live block.
+  const writer = openStore(dbPath);
+  const rollout = writer.select().from(tables.trajectories).limit(1).get()!.rolloutId;
+  writer.$client.run("UPDATE trajectories SET status = 'running' WHERE rollout_id = ?", [rollout]);
+  writer.$client.close();
+  const trajectoryPage = async () =>
+    (await fetch(`${server!.url}runs/1/trajectories/${encodeURIComponent(rollout)}`)).text();
+  expect(await trajectoryPage()).not.toContain("new turns appear here");
+  setRun({ heartbeatAt: Date.now() });
+  expect(await trajectoryPage()).toContain("new turns appear here");
+  setRun({ heartbeatAt: beat });
   // The first paint, before any status arrives, already says dead (it said the stored "running" on the system page).
   for (const path of ["runs/1", "runs/1/system"]) {
     const html = await (await fetch(`${server!.url}${path}`)).text();

@@ -1,5 +1,5 @@
 import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite";
-import { parseJson } from "@air/logger-sqlite";
+import { liveStatus, parseJson } from "@air/logger-sqlite";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, type Html, inlineChart, layout, num, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
@@ -74,7 +74,8 @@ export function trajectoryPage(
   const history = stored.validationHistory.map((p) => [p.turn, p.score]);
   const baseline = t.baselineScore === null ? [] : stored.turns.map((x) => [x.idx, t.baselineScore]);
   const id = encodeURIComponent(t.rolloutId);
-  const running = t.status === "running";
+  // A rollout stored as running in a run that ended or died will not get new turns: no live block for it.
+  const running = t.status === "running" && liveStatus(run) === "running";
   const node = tree?.tree.nodes.get(t.rolloutId);
   return layout(
     `${run.name}: ${t.rolloutId}`,
