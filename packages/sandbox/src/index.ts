@@ -31,8 +31,6 @@ export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
 export { type ProcessOutput, runProcess } from "./process.ts";
 export {
-  ACI_COMMANDS,
-  ACI_GUARDS,
   execWithTimeout,
   SentinelShell,
   SHELL_RESTARTED,
