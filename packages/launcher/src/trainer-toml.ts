@@ -61,7 +61,9 @@ export async function primeRlTrainerToml(
     lora,
     resumeStep: options.resumeStep,
     transport:
-      t.transport === "zmq" ? { type: "zmq", host: t.zmq_host, port: t.zmq_port } : { type: "filesystem" },
+      t.transport === "zmq"
+        ? { type: "zmq", host: t.zmq_host ?? "localhost", port: t.zmq_port }
+        : { type: "filesystem" },
   });
   const merged =
     Object.keys(tp.trainer_config).length === 0

@@ -19,7 +19,12 @@ export const primeRlConfigSchema = z
       .describe(
         "how batches reach the trainer (prime-rl's rollout_transport; zmq needs prime_rl_version 0.9)",
       ),
-    zmq_host: z.string().default("localhost").describe("ZMQ transport host (prime-rl's default: localhost)"),
+    zmq_host: z
+      .string()
+      .optional()
+      .describe(
+        "ZMQ transport host: air binds it, every trainer rank connects to it (default: localhost; with several trainer nodes the launcher sets [trainer_process] master_addr)",
+      ),
     zmq_port: z
       .number()
       .int()
@@ -37,8 +42,10 @@ export const primeRlConfigSchema = z
       .number()
       .int()
       .positive()
-      .default(1)
-      .describe("0.9: the trainer's data-parallel ranks (num_train_workers): one micro-batch list per rank"),
+      .optional()
+      .describe(
+        "0.9: the trainer's data-parallel ranks (num_train_workers), one micro-batch list per rank; the launcher derives it as prime-rl's rl does (trainer GPUs per node × nnodes ÷ model.cp); default without a launched trainer: 1",
+      ),
     seq_len: z
       .number()
       .int()
@@ -51,8 +58,10 @@ export const primeRlConfigSchema = z
       .number()
       .int()
       .positive()
-      .default(1)
-      .describe("0.9: pad each micro batch to a multiple of this (the trainer's context-parallel degree)"),
+      .optional()
+      .describe(
+        "0.9: pad each micro batch to a multiple of this; the launcher derives it from the trainer's model.cp as prime-rl's rl does; default without a launched trainer: 1",
+      ),
     output_dir: z
       .string()
       .optional()

@@ -75,7 +75,9 @@ export default definePlugin({
     const stepMap = readStepMap(runDir);
     let nextPrimeStep: number | undefined;
     let sender: ZmqMicroBatchSender | undefined;
-    const endpoint = `tcp://${config.zmq_host}:${config.zmq_port}`;
+    const zmqHost = config.zmq_host ?? "localhost";
+    const dataWorldSize = config.data_world_size ?? 1;
+    const endpoint = `tcp://${zmqHost}:${config.zmq_port}`;
     const controlFailure = () => {
       for (const name of ["evicted.txt", "config_validation_error.txt"]) {
         const file = join(runDir, "control", name);
@@ -130,11 +132,11 @@ export default definePlugin({
         const parts = codec.encodeStep(
           batch.samples.map((s) => toTrainingSample(s, config.env_name)),
           step,
-          { seqLen, dataWorldSize: config.data_world_size, padToMultipleOf: config.pad_to_multiple_of },
+          { seqLen, dataWorldSize, padToMultipleOf: config.pad_to_multiple_of ?? 1 },
         );
         if (config.transport === "zmq") {
-          sender ??= await ZmqMicroBatchSender.bind({ host: config.zmq_host, port: config.zmq_port });
-          await sender.waitReady(config.data_world_size, config.zmq_ready_timeout_ms, ctx.signal);
+          sender ??= await ZmqMicroBatchSender.bind({ host: zmqHost, port: config.zmq_port });
+          await sender.waitReady(dataWorldSize, config.zmq_ready_timeout_ms, ctx.signal);
           sender.send(parts.map((p) => p.bytes));
         } else {
           const dir = rolloutStepDir(runDir, step);
