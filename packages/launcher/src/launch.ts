@@ -196,7 +196,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     const prepared = preparePrimeRlRunDir(config, startStep, options.resume === true);
     if (prepared.removed.length > 0)
       err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
-    const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.primeStep });
+    const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.resumeStep });
     for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
       if (controller.signal.aborted) break;
       const spec = await build(config, gpus);

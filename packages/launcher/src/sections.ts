@@ -187,6 +187,20 @@ export const trainerProcessSection = z
       .describe(
         "restarts of a trainer that crashes mid-run (as torchrun --max-restarts); each continues after the last step whose weights it finished; past it the run stops (exit 1)",
       ),
+    ckpt_interval: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe(
+        "prime-rl trainer [ckpt] interval: a resumable checkpoint every this many steps, for --resume and max_restarts (a restarted trainer trains the batches after its checkpoint again); 0: none",
+      ),
+    ckpt_keep_last: z
+      .number()
+      .int()
+      .min(1)
+      .default(2)
+      .describe("prime-rl trainer [ckpt] keep_last: checkpoints kept on disk (older ones are removed)"),
     tiny: tinySection("trainer (kind = tiny)"),
   })
   .strict()

@@ -98,6 +98,18 @@ export const primeRlConfigSchema = z
       .describe(
         "after STABLE, wait this long for the step's metrics row (prime-rl logs it after broadcasting)",
       ),
+    keep_broadcasts: z
+      .number()
+      .int()
+      .min(2)
+      .default(2)
+      .describe(
+        "after each step's weights arrive, keep this many newest broadcasts/step_* (prime-rl's trainer keeps 2) and remove the batches at or before the oldest checkpoint: disk use stays bounded",
+      ),
+    prune: z
+      .boolean()
+      .default(true)
+      .describe("remove old broadcasts and batches as keep_broadcasts says; false keeps every step"),
     env_name: z.string().default("air").describe("TrainingSample.env_name: per-env metrics in the trainer"),
     lora: z.boolean().default(false).describe("the trainer broadcasts LoRA adapters instead of full weights"),
     lora_rank: z.number().int().positive().default(16).describe("LoRA rank written to control/orch.toml"),

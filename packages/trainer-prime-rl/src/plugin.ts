@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { AirError, definePlugin } from "@air/core";
+import { pruneStepDirs } from "./checkpoints.ts";
 import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
 import { waitForStepMetrics } from "./metrics.ts";
@@ -54,7 +55,7 @@ export default definePlugin({
   configSchema: primeRlConfigSchema,
   create: (config, ctx) => {
     const codec = codecFor(config.prime_rl_version);
-    const { runDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
+    const { runDir, outputDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
     const kind = config.lora ? "lora" : "full";
     // The packing bin size must be the trainer's [model] seq_len; without a setting, no sample is cut (bins as
     // long as the longest sample, at least 4096 — the launcher's trainer TOML default).
@@ -180,6 +181,16 @@ export default definePlugin({
           signal,
         );
         if (!metrics) ctx.log.debug(`no metrics for step ${n} in ${metricsFile}`);
+        if (config.prune) {
+          const removed = pruneStepDirs({
+            runDir,
+            outputDir,
+            newest: n,
+            keepBroadcasts: config.keep_broadcasts,
+          });
+          if (removed.length > 0)
+            ctx.log.debug(`removed ${removed.length} old step dir(s): ${removed.join(", ")}`);
+        }
         return { version: step + 1, path: dir, kind, metrics: metrics ?? {} };
       },
       close: () => {
