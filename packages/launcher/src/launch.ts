@@ -11,7 +11,7 @@ import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { sweepRunContainers, writeDockerHosts } from "./containers.ts";
 import { diskFullHint } from "./disk.ts";
 import type { GpuMap } from "./gpus.ts";
-import { gpuMapFor, isTrainerWorker, pluginSpecs, untilStopped } from "./launch-parts.ts";
+import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs, untilStopped } from "./launch-parts.ts";
 import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
@@ -75,6 +75,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const env = options.env ?? process.env;
   const { launcher } = config.root;
   const { root, runDir } = config;
+  // A worker node keeps its own state (pid file, logs, resolved config) apart from the master's in a shared dir.
+  const stateDir = nodeStateDir(config);
+  const worker = isTrainerWorker(config);
   const result: LaunchResult = { exitCode: EXIT.failed, killed: [], removedContainers: [] };
 
   if (launcher.preflight) {
@@ -110,7 +113,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     err(
       `[launcher] ${runDir} has steps up to ${lastStep}; starting again at 0 (--resume continues instead)\n`,
     );
-  writeResolvedConfig(runDir, {
+  writeResolvedConfig(stateDir, {
     file: config.file,
     root,
     plugins: pluginSpecs(config),
@@ -121,8 +124,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   });
 
   const needs = pluginNeeds(config);
-  writeDockerHosts(runDir, needs.dockerHosts ?? []);
-  const usesDocker = needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0;
+  // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
+  if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
+  const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
   const controller = new AbortController();
   let childFailure: string | undefined;
   const restarts = new RestartBudget(root.trainer_process.max_restarts);
@@ -130,19 +134,19 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   let abandoned = false;
   const pidFile = {
     runName: root.run.name,
-    runDir,
+    runDir: stateDir,
     launcher: selfEntry(),
     startedAt: new Date().toISOString(),
   };
   const savePids = () =>
-    writePidFile(runDir, {
+    writePidFile(stateDir, {
       ...pidFile,
       children: supervisor.children
         .filter((c) => c.pid > 0 && !c.exit)
         .map((c) => ({ role: c.spec.role, pid: c.pid, pgid: c.pgid, startTime: c.startTime })),
     });
   const supervisor: Supervisor = new Supervisor({
-    runDir,
+    runDir: stateDir,
     graceMs: launcher.grace_ms,
     tailLines: launcher.log_tail_lines,
     onUnexpectedExit: (child, reason) => {
@@ -173,9 +177,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const events = processEvents(() => supervisor.children);
   config.plugins.loggers.push(events.plugin);
   savePids();
-  const reaper = startReaper(runDir, launcher.grace_ms, usesDocker ? CONTAINER_SWEEP_MS : 0);
+  const reaper = startReaper(stateDir, launcher.grace_ms, usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
-  process.env[RUN_MARKER] = runDir;
+  process.env[RUN_MARKER] = stateDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
   // An aborted run sends SIGTERM to its children at once, while the orchestrator winds down (sandboxes, store),
   // instead of after it (under load that took seconds); teardown's grace period counts from that SIGTERM.
@@ -190,7 +194,6 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     tty: options.tty ?? false,
   });
 
-  const worker = isTrainerWorker(config);
   if (worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
   try {
     const prepared = preparePrimeRlRunDir(config, startStep, options.resume === true);
@@ -253,9 +256,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     options.signal?.removeEventListener("abort", onStop);
     const grace = options.force?.aborted ? 0 : launcher.grace_ms;
     result.killed = await supervisor.stopAll(grace);
-    const sweep = await sweepRunContainers(runDir);
+    const sweep = worker ? { removed: [], unreachable: [] } : await sweepRunContainers(runDir);
     result.removedContainers = sweep.removed;
-    removePidFile(runDir);
+    removePidFile(stateDir);
     if (markerBefore === undefined) delete process.env[RUN_MARKER];
     else process.env[RUN_MARKER] = markerBefore;
     if (usesDocker && sweep.unreachable.length > 0) {
