@@ -1,6 +1,7 @@
 import { AirError, errorMessage, loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
+import { resolveAdminUrls } from "./inference-admin.ts";
 import { EXIT } from "./launch.ts";
 import { deploymentProblems } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
@@ -17,7 +18,11 @@ export async function resolveConfig(file: string, overrideArgs: string[]): Promi
     extraSections: LAUNCHER_SECTIONS,
   });
   // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
-  const problems = [...resolvePrimeRlWorld(config), ...deploymentProblems(config)];
+  const problems = [
+    ...resolvePrimeRlWorld(config),
+    ...resolveAdminUrls(config),
+    ...deploymentProblems(config),
+  ];
   if (problems.length > 0)
     throw new AirError("CONFIG_INVALID", `invalid config ${file}:\n  ${problems.join("\n  ")}`, {
       details: problems,

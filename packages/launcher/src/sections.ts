@@ -107,6 +107,19 @@ export const inferenceSection = z
     host: z.string().default("127.0.0.1").describe("address the server binds to"),
     port: z.number().int().min(1).max(65535).default(8000),
     url: z.string().optional().describe("base URL for kind = external, e.g. http://127.0.0.1:8000"),
+    router: z
+      .boolean()
+      .default(false)
+      .describe(
+        'kind = "prime-rl": run prime-rl\'s vllm-router on `port` with the engine on `backend_port` (prime-rl\'s default); the policy\'s admin calls then go to the engine ([policy] admin_url, derived). false: router = "None", the engine on `port`',
+      ),
+    backend_port: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe("the engine's port behind the router (prime-rl's backend_port; default: port + 100)"),
     model: z.string().optional().describe("model to serve (default: [model] name)"),
     served_model_name: z.string().optional().describe("name the server reports (vLLM --served-model-name)"),
     max_model_len: z.number().int().positive().optional().describe("default: [model] max_model_len"),

@@ -10,7 +10,7 @@ import {
   type WeightsRef,
 } from "@air/core";
 import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
-import { baseUrls, loraNaming, type OpenAIPolicyConfig } from "./config.ts";
+import { adminUrls, baseUrls, loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
@@ -79,7 +79,8 @@ export class OpenAIPolicy implements Policy {
     readonly config: OpenAIPolicyConfig,
     private readonly env: PolicyEnvironment,
   ) {
-    const servers = baseUrls(config).map((url) => new InferenceServer(config, url));
+    const admin = adminUrls(config);
+    const servers = baseUrls(config).map((url, i) => new InferenceServer(config, url, admin[i]));
     this.server = servers[0] ?? new InferenceServer(config);
     this.pool = new ServerPool(servers, {
       probeMs: config.server_probe_ms,
@@ -215,8 +216,8 @@ export class OpenAIPolicy implements Policy {
     const previous = this.requestModel;
     if (model !== undefined) this.requestModel = model;
     this.currentVersion = weights.version;
-    if (model !== undefined && previous !== model && loraNaming(this.config) === "versioned") {
-      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous);
+    if (model !== undefined && previous !== model && loraRoutes(this.config, kind).naming === "versioned") {
+      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous, kind);
     }
   }
 
@@ -239,19 +240,23 @@ export class OpenAIPolicy implements Policy {
     const { kind } = await this.serverInfo(this.env.signal);
     const before = member.adapter;
     await this.serialized(() => this.loadInto(member, latest, kind));
-    if (before !== undefined && before !== member.adapter && loraNaming(this.config) === "versioned")
-      void this.unloadWhenUnused(member, before);
+    if (
+      before !== undefined &&
+      before !== member.adapter &&
+      loraRoutes(this.config, kind).naming === "versioned"
+    )
+      void this.unloadWhenUnused(member, before, kind);
   }
 
   /** Stock vLLM: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
-  private async unloadWhenUnused(member: PoolMember, name: string): Promise<void> {
+  private async unloadWhenUnused(member: PoolMember, name: string, kind: ServerKind): Promise<void> {
     if (name === this.baseModel || name === this.requestModel) return;
     const until = Date.now() + this.config.admin_timeout_ms;
     while ((this.modelUse.get(name) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
       await Bun.sleep(20);
     }
     if (this.env.signal.aborted || name === this.requestModel) return;
-    await unloadAdapter(member.server, this.config, name, this.env);
+    await unloadAdapter(member.server, this.config, name, this.env, kind);
   }
 
   private serialized<T>(work: () => Promise<T>): Promise<T> {
