@@ -90,3 +90,16 @@ describe("[trainer] data_world_size is derived as prime-rl's rl derives num_trai
     expect(JSON.parse(good.stdout).plugins.trainer.config.data_world_size).toBe(6);
   });
 });
+
+test("--trainer.prime_rl_version 0.8 on the command line (a number) is the version the user typed", async () => {
+  const file = shipped("dataset/default.toml");
+  expect(
+    primeRlSettings(await resolveConfig(file, ["--trainer.prime_rl_version", "0.8"])).prime_rl_version,
+  ).toBe("0.8");
+  expect(
+    primeRlSettings(await resolveConfig(file, ["--trainer.prime_rl_version=0.9"])).prime_rl_version,
+  ).toBe("0.9");
+  await expect(resolveConfig(file, ["--trainer.prime_rl_version", "0.7"])).rejects.toThrow(
+    /trainer.prime_rl_version/,
+  );
+});

@@ -8,7 +8,8 @@ import { NEWEST_PRIME_RL, PRIME_RL_VERSIONS } from "./codecs/index.ts";
 export const primeRlConfigSchema = z
   .object({
     prime_rl_version: z
-      .enum(PRIME_RL_VERSIONS)
+      // `--trainer.prime_rl_version 0.8` and a bare TOML `0.9` arrive as numbers: take them as the version typed
+      .preprocess((v) => (typeof v === "number" ? String(v) : v), z.enum(PRIME_RL_VERSIONS))
       .default(NEWEST_PRIME_RL)
       .describe(
         "prime-rl release the trainer runs: 0.8 (TrainingBatch files, run_* dirs) or 0.9 (MicroBatch per rank, file or ZMQ)",
