@@ -91,6 +91,15 @@ export class InferenceServer {
   }
 
   /**
+   * llama.cpp's native `POST /completion` (the prompt as token ids): its answer carries the exact completion token
+   * ids (`tokens`, with `return_tokens`), which its chat route only gives through logprob entries that merge the
+   * tokens of a UTF-8 character split across tokens.
+   */
+  async llamaCompletion(body: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    return await this.postJson(`${this.rootUrl}/completion`, body, signal);
+  }
+
+  /**
    * llama.cpp: token ids of `content` as its server tokenizes a rendered chat prompt (`POST /tokenize
    * {content, add_special: true, parse_special: true}` → `{tokens}`).
    */
