@@ -10,6 +10,7 @@ import {
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { sweepRunContainers, writeDockerHosts } from "./containers.ts";
 import { diskFullHint } from "./disk.ts";
+import { exportFinalWeights, type FinalWeights, finalWeightsLines } from "./final-weights.ts";
 import type { GpuMap } from "./gpus.ts";
 import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs, untilStopped } from "./launch-parts.ts";
 import { pluginNeeds } from "./plugin-needs.ts";
@@ -61,6 +62,8 @@ export interface LaunchResult {
   /** Processes that had to be SIGKILLed and containers removed at teardown. */
   killed: string[];
   removedContainers: string[];
+  /** The trained model (`<run dir>/final-weights`), when the run finished a step with the prime-rl trainer. */
+  finalWeights?: FinalWeights;
 }
 
 /**
@@ -292,14 +295,26 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     diskHint(childFailure);
     return { ...result, exitCode: EXIT.failed, error: childFailure };
   }
+  // The trained model is the run's deliverable: named (and linked to <run dir>/final-weights) however it ended.
+  const deliver = () => {
+    if (worker) return;
+    try {
+      result.finalWeights = exportFinalWeights(config, env);
+      if (result.finalWeights) for (const line of finalWeightsLines(result.finalWeights)) err(`${line}\n`);
+    } catch (error) {
+      err(`[launcher] could not export the final weights: ${errorMessage(error)}\n`);
+    }
+  };
   if (options.signal?.aborted) {
     err(`run interrupted after ${summary?.stepsCompleted ?? 0} step(s); continue with --resume\n`);
+    deliver();
     return { ...result, exitCode: EXIT.interrupted };
   }
   if (worker) return { ...result, exitCode: EXIT.ok };
   if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
   const end = summaryLine(summary);
   err(`${end.line}\n`);
+  deliver();
   if (!end.ok) diskHint(summary.error);
   return {
     ...result,
