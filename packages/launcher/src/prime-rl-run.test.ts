@@ -6,7 +6,7 @@ import { builtinRegistry } from "./builtins.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
 
 afterAll(removeTempDirs);
 
@@ -56,4 +56,38 @@ test("nothing is touched when the launcher starts no trainer", async () => {
   dirty(runDir);
   expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
+});
+
+test("a resume loads the newest checkpoint at or before the resume point; later checkpoints go", async () => {
+  const config = await load();
+  const { runDir, outputDir } = primeRlPaths(config);
+  dirty(runDir);
+  for (const s of [1, 3])
+    mkdirSync(join(outputDir, "checkpoints", `step_${s}`, "trainer"), { recursive: true });
+  // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
+  const prepared = preparePrimeRlRunDir(config, 2, true);
+  expect(prepared).toMatchObject({ primeStep: 2, resumeStep: 1 });
+  expect(readdirSync(join(outputDir, "checkpoints"))).toEqual(["step_1"]);
+  expect(readdirSync(join(runDir, "rollouts")).sort()).toEqual(["step_1", "step_2"]);
+  const toml = await primeRlTrainerToml(config, { resumeStep: prepared.resumeStep });
+  expect(toml).toContain("[resume]\nstep = 1");
+  expect(toml).toMatch(/\[ckpt\]\ninterval = 1\nkeep_last = 2/);
+});
+
+test("over ZMQ a resume behind its checkpoint is refused (no batch to train again)", async () => {
+  const config = await load(["--trainer.transport=zmq"]);
+  dirty(primeRlPaths(config).runDir);
+  expect(() => preparePrimeRlRunDir(config, 2, true)).toThrow(
+    /newest trainer checkpoint at or before it is none/,
+  );
+});
+
+test("a worker node (node_rank > 0) never cleans the shared output dir", async () => {
+  const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
+  const { runDir } = primeRlPaths(config);
+  dirty(runDir);
+  expect(preparePrimeRlRunDir(config, 0, false)).toEqual({ removed: [] });
+  expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
+  expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
+  expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);
 });
