@@ -4,12 +4,12 @@ import {
   exportAirAgent,
   getRun,
   groupNodes,
-  openStore,
+  openStoreReadOnly,
   readTrajectory,
   runStatus,
   type StoreDb,
   taskSummary,
-} from "@air/logger-sqlite";
+} from "@air/logger-sqlite/read";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ComparisonView } from "./compare.ts";
@@ -64,7 +64,7 @@ function notFound(c: Context, what: string) {
  * const res = await app.request("/runs/1/trajectories?page=2");
  */
 export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
-  const db = openStore(dbPath, { readonly: true });
+  const db = openStoreReadOnly(dbPath);
   const files = Object.fromEntries(Object.entries(STATIC).map(([f, s]) => [f, readFileSync(s.path, "utf8")]));
   const checkMs = options.streamCheckMs ?? 500;
   const keepAliveMs = options.keepAliveMs ?? 5000;

@@ -12,7 +12,7 @@ import {
   taskScoresPerStep,
   trajectoryStepStats,
   turnErrorsPerStep,
-} from "@air/logger-sqlite";
+} from "@air/logger-sqlite/read";
 import { advantageHeatmap, type Heatmap, type Point, passAtKOverSteps } from "./derived.ts";
 
 export type RunRow = RunRecord;

@@ -1,4 +1,4 @@
-import { flatRewardRows, liveStatus, metricNames, type StoreDb } from "@air/logger-sqlite";
+import { flatRewardRows, liveStatus, metricNames, type StoreDb } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, chart, type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";

@@ -1,5 +1,5 @@
-import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite";
-import { liveStatus, parseJson } from "@air/logger-sqlite";
+import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite/read";
+import { liveStatus, parseJson } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, type Html, inlineChart, layout, num, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
