@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importAirAgent, openStore, readAirAgentFiles } from "@air/logger-sqlite";
-import { serve } from "@air/viz";
+import { formatReplay, loadReplayTarget, replayTrajectory } from "@air/replay";
+import { type ReplayRunner, serve } from "@air/viz";
+import { builtinRegistry } from "./builtins.ts";
 import { readComparison } from "./viz-compare.ts";
 
 const USAGE = `usage: viz <run dir | air.db | air-agent trajectory .json or folder> [--port 8700] [--host 127.0.0.1]
@@ -34,6 +36,18 @@ export function resolveStore(target: string | undefined): { dbPath: string; impo
   db.$client.close();
   return { dbPath, imported: true };
 }
+
+/**
+ * The trajectory page's Replay button: `@air/replay` with the built-in plugins (the run's own env).
+ * @example serve({ dbPath, replay: replayRunner })
+ */
+export const replayRunner: ReplayRunner = async ({ runDir, rolloutId, times, signal }) => {
+  const report = await replayTrajectory(loadReplayTarget(runDir, rolloutId), builtinRegistry(), {
+    times,
+    signal,
+  });
+  return { text: formatReplay(report) };
+};
 
 /**
  * The `bun run viz` command: parses arguments, serves the dashboard, and stops on SIGINT/SIGTERM.
@@ -71,7 +85,7 @@ export async function vizMain(argv: string[]): Promise<number> {
   try {
     const comparison = compare ? readComparison(compare, names) : undefined;
     const { dbPath, imported } = resolveStore(target);
-    server = serve({ dbPath, port, host, comparison });
+    server = serve({ dbPath, port, host, comparison, replay: replayRunner });
     process.stderr.write(
       `${imported ? `imported air-agent trajectories into ${dbPath}\n` : ""}dashboard: ${server.url}${comparison ? `\neval comparison: ${server.url}eval-compare` : ""}\n`,
     );
