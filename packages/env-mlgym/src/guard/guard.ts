@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { basename, sep } from "node:path";
 import { shellQuote } from "../runtime/shell.ts";
 import type { Task } from "../task.ts";
+import { guardNames, proxyProblem } from "./forgeable.ts";
 
 /** Source of air's import guard (`import-guard.py`), run with `python -c`. */
 export const IMPORT_GUARD = readFileSync(new URL("./import-guard.py", import.meta.url), "utf8");
@@ -12,22 +12,13 @@ export const GUARD_EXIT = 86;
 /** Default seconds one call into the agent's module may take before the evaluation ends without a score. */
 export const DEFAULT_PROXY_CALL_TIMEOUT_S = 60;
 
-/** Whether `task`'s evaluation runs under the import guard (MLGym's Python-submission tasks). */
+/**
+ * Whether `task`'s evaluation runs under the import guard: MLGym's Python-submission tasks, unless their
+ * interface cannot be proxied (`proxyProblem`: then the evaluation imports the agent's code as upstream does,
+ * and `rl check` fails unless `env.allow_forgeable` names the task).
+ */
 export function guarded(task: Task): boolean {
-  return task.entrypoint === "PythonSubmissionTasks";
-}
-
-/** Top-level `.py` names the evaluation sees beside its script: trusted (evaluation scripts, pristine files) and hidden (secret files). */
-export function guardNames(task: Task): { trusted: string[]; hidden: string[] } {
-  const top = (p: string) => !p.includes("/") && p.endsWith(".py");
-  const inData = (f: string) => task.datasets.some((d) => f.startsWith(d.dataPath + sep));
-  return {
-    trusted: [...new Set([...task.evaluationPaths, ...task.pristineFiles])].filter(top),
-    hidden: task.secretFiles
-      .filter((f) => !inData(f))
-      .map((f) => basename(f))
-      .filter(top),
-  };
+  return task.entrypoint === "PythonSubmissionTasks" && proxyProblem(task) === undefined;
 }
 
 /**
