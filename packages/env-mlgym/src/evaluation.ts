@@ -1,7 +1,7 @@
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { DEFAULT_PROXY_CALL_TIMEOUT_S, GUARD_EXIT, guarded, guardedCommand } from "./guard/guard.ts";
 import { canonicalScores } from "./known-tasks.ts";
-import { shellQuote } from "./runtime/shell.ts";
-import type { Sandbox } from "./runtime/types.ts";
 import type { Task } from "./task.ts";
 
 /** Outcome of one evaluation: scores, or why there are none. */

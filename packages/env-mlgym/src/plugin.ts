@@ -1,30 +1,23 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
-import Docker from "dockerode";
+import {
+  DockerRuntime,
+  dockerClient,
+  dockerReachable,
+  LocalRuntime,
+  type Runtime,
+  type TaskFiles,
+  UnsandboxedRuntime,
+} from "@air/sandbox";
+import { ACI_GUARDS } from "./aci/guards.ts";
 import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
-import { DockerRuntime } from "./runtime/docker.ts";
-import { LocalRuntime } from "./runtime/local.ts";
-import { UnsandboxedRuntime } from "./runtime/local-none.ts";
-import type { Runtime, TaskFiles } from "./runtime/types.ts";
 import { MlgymSession, type SessionSnapshot } from "./session.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
-
-async function dockerReachable(docker: Docker, timeoutMs: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((r) => {
-    timer = setTimeout(() => r(false), timeoutMs);
-  });
-  const ping = docker.ping().then(
-    () => true,
-    () => false,
-  );
-  return Promise.race([ping, timeout]).finally(() => clearTimeout(timer));
-}
 
 function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
   const onState = (state: { id: string; rolloutId?: string; state: string; command?: string }) =>
@@ -37,7 +30,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
         'mlgym: local.isolation = "none": the agent runs as you, unsandboxed, and can read and forge evaluations' +
           (process.getuid?.() === 0 ? " (and, as root, kill or overwrite anything on this machine)" : ""),
       );
-      return new UnsandboxedRuntime({ root, python: l.python, onState });
+      return new UnsandboxedRuntime({ root, python: l.python, agentInit: ACI_GUARDS, onState });
     }
     return new LocalRuntime({
       root,
@@ -46,6 +39,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
       memoryMb: l.memory_mb,
       stageNext: l.stage_next,
       maxStaged: l.max_staged,
+      agentInit: ACI_GUARDS,
       onState,
     });
   }
@@ -75,7 +69,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   if (
     config.runtime === "docker" &&
     config.docker.hosts.length === 0 &&
-    !(await dockerReachable(new Docker(), 5000))
+    !(await dockerReachable(dockerClient(), 5000))
   ) {
     throw new AirError(
       "ENV_FAILED",

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { shellQuote } from "../runtime/shell.ts";
+import { shellQuote } from "@air/sandbox";
 import type { Task } from "../task.ts";
 import { guardNames, proxyProblem } from "./forgeable.ts";
 

@@ -1,7 +1,9 @@
 import type Docker from "dockerode";
 import type { DockerRuntimeOptions } from "./docker.ts";
+import { withTimeout } from "./docker-client.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
-import { ACI_GUARDS, SHELL_RESTARTED, shellQuote } from "./shell.ts";
+import { readOnlyPaths } from "./shared.ts";
+import { execWithTimeout, shellQuote } from "./shell.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -12,14 +14,6 @@ import type {
 } from "./types.ts";
 
 const AIR_DIR = "/var/lib/air";
-
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * A container with two persistent shells: `root` (reset, evaluation; never reachable by the agent) and `agent`
@@ -73,20 +67,44 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * Root commands that lay out a fresh workspace of `files` at `target`: a copy of the task's workspace,
-   * owned by the agent, with the read-only paths root-owned.
+   * owned by the agent, with the read-only paths root-owned and unwritable. With `copy`, the read-only paths
+   * are hard links to the pristine bundle (`cp -al`: nothing of the data is copied; nobody but root can change
+   * them, and root's evaluation lays its files over them with `--remove-destination`); without, the paths
+   * already there (a snapshot's) are locked.
    */
   private layoutCommands(files: TaskFiles, target: string, copy: boolean): string[] {
     const t = shellQuote(target);
     const u = shellQuote(this.options.user);
-    const readOnly = files.readOnly.map((p) => `${t}/${shellQuote(p)}`).join(" ");
+    const lock = `chown -R root:root "$p" && chmod -R a-w,a+rX "$p"`;
+    const ro = readOnlyPaths(files).map(shellQuote).join(" ");
     return [
       `rm -rf ${t} && mkdir -p ${t}`,
-      copy ? `cp -a ${shellQuote(`${AIR_DIR}/tasks/${files.key}`)}/workspace/. ${t}/` : "true",
+      copy ? this.copyWithoutReadOnly(files, `${shellQuote(this.taskDir(files))}/workspace`, t) : "true",
       `chown -R ${u}: ${t}`,
-      readOnly
-        ? `for p in ${readOnly}; do [ -e "$p" ] && chown -R root:root "$p" && chmod -R a-w,a+rX "$p"; done; true`
-        : "true",
+      !ro
+        ? "true"
+        : copy
+          ? `for r in ${ro}; do p=${t}/"$r"; ${this.linkPristine(files, "$r", "$p")} && ${lock}; done; true`
+          : `for r in ${ro}; do p=${t}/"$r"; [ -e "$p" ] && ${lock}; done; true`,
     ];
+  }
+
+  private taskDir(files: TaskFiles): string {
+    return `${AIR_DIR}/tasks/${files.key}`;
+  }
+
+  /** A root command copying the tree `from` into `to` (both quoted) without the task's read-only paths. */
+  private copyWithoutReadOnly(files: TaskFiles, from: string, to: string): string {
+    const excludes = readOnlyPaths(files)
+      .map((p) => `--exclude=${shellQuote(`./${p}`)}`)
+      .join(" ");
+    return `tar -C ${from} --anchored ${excludes} -cf - . | tar -C ${to} -xf -`;
+  }
+
+  /** A root command hard-linking the pristine read-only path `$r` of the bundle to `$p` (shell words). */
+  private linkPristine(files: TaskFiles, r: string, p: string): string {
+    const src = `${shellQuote(this.taskDir(files))}/workspace/"${r}"`;
+    return `[ -e ${src} ] && [ ! -L ${src} ] && rm -rf "${p}" && cp -al ${src} "${p}"`;
   }
 
   /** Root commands that remove what an agent left outside its workspace (home dot-dirs, temp files). */
@@ -189,7 +207,7 @@ export class DockerSandbox implements Sandbox {
       user: this.options.user,
       cwd,
       env: [`HOME=/home/${this.options.user}`, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"],
-      init: [ACI_GUARDS, this.options.shellInit].filter(Boolean).join("\n"),
+      init: [this.options.agentInit, this.options.shellInit].filter(Boolean).join("\n"),
       timeoutMs: this.options.timeoutMs,
     });
     this.cwd = cwd;
@@ -206,40 +224,26 @@ export class DockerSandbox implements Sandbox {
   async exec(command: string, timeoutMs: number): Promise<ExecResult> {
     if (!this.agent) await this.startAgentShell(this.cwd);
     const agent = this.agent as ContainerShell;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    });
-    try {
-      this.options.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
-      const result = await Promise.race([
-        agent.shell.run(command).catch((error: Error) => ({ ended: error })),
-        timeout,
-      ]);
-      if (typeof result === "object" && "ended" in result) {
-        agent.close();
-        this.agent = undefined;
-        const cwd = await this.rootRun(
-          `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
-        );
-        await this.startAgentShell(cwd);
-        return { output: `${SHELL_RESTARTED} ${cwd}.`, exitCode: 1, cwd, timedOut: false };
-      }
-      if (result === "timeout") {
+    this.options.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
+    // A new agent shell in the last directory when it still exists (else the workspace).
+    const reopen = async (): Promise<string> => {
+      agent.close();
+      this.agent = undefined;
+      const cwd = await this.rootRun(
+        `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
+      );
+      await this.startAgentShell(cwd);
+      return cwd;
+    };
+    const result = await execWithTimeout(agent.shell, command, timeoutMs, this.cwd, {
+      restart: reopen,
+      killAndRestart: async () => {
         await this.rootRun(`pkill -KILL -u ${shellQuote(this.options.user)} || true`);
-        agent.close();
-        this.agent = undefined;
-        const cwd = await this.rootRun(
-          `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
-        );
-        await this.startAgentShell(cwd);
-        return { output: "", exitCode: 137, cwd: this.cwd, timedOut: true };
-      }
-      this.cwd = result.cwd || this.cwd;
-      return { ...result, timedOut: false };
-    } finally {
-      clearTimeout(timer);
-    }
+        return reopen();
+      },
+    });
+    this.cwd = result.cwd;
+    return result;
   }
 
   /**
@@ -257,12 +261,18 @@ export class DockerSandbox implements Sandbox {
     const command = init ? `{ ${init}; } >/dev/null 2>&1\n${request.command}` : request.command;
     const out = `${AIR_DIR}/eval.out`;
     const err = `${AIR_DIR}/eval.err`;
+    const ro = readOnlyPaths(this.files).map(shellQuote).join(" ");
     const status = await this.rootRun(
       [
         `pkill -STOP -u ${user}; status=255; rm -rf ${held} ${out} ${err}`,
         `if [ -d ${ws} ] && [ ! -L ${ws} ] && mv ${ws} ${held}; then`,
-        `  if mkdir -m 700 ${ws} && cp -a --reflink=auto ${held}/. ${ws}/ 2>/dev/null; find ${ws} -type l -delete;` +
-          ` cp -a ${shellQuote(`${AIR_DIR}/tasks/${this.files.key}`)}/evaluation/. ${ws}/ &&` +
+        // the agent's files copied (reflinks where the filesystem has them), the read-only paths hard-linked
+        // from the pristine bundle, the evaluation files laid over (replacing, never writing through a link)
+        `  if mkdir -m 700 ${ws} && { ${this.copyWithoutReadOnly(this.files, held, ws)}; } 2>/dev/null; find ${ws} -type l -delete;` +
+          (ro
+            ? ` for r in ${ro}; do ${this.linkPristine(this.files, "$r", `${this.workspace}/$r`)}; done;`
+            : "") +
+          ` cp -a --remove-destination ${shellQuote(this.taskDir(this.files))}/evaluation/. ${ws}/ &&` +
           ` chown root:root ${ws} && chmod 700 ${ws}; then`,
         `    (cd ${ws} && PYTHONNOUSERSITE=1 timeout -s KILL ${seconds} bash -c ${shellQuote(command)}) >${out} 2>${err}; status=$?`,
         "  fi",

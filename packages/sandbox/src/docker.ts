@@ -1,6 +1,8 @@
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import { dockerClient } from "./docker-client.ts";
 import { DockerSandbox } from "./docker-sandbox.ts";
 import { runProcess } from "./process.ts";
+import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
 /** Settings of the docker runtime; defaults mirror MLGym's `aigym/mlgym-agent:latest`. */
@@ -8,6 +10,8 @@ export interface DockerRuntimeOptions {
   image: string;
   user: string;
   workspace: string;
+  /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
+  agentInit?: string;
   /** Command prepended to the agent shell (e.g. activating a conda env). */
   shellInit?: string;
   /** Paths made root-owned and not writable by others at container start (e.g. the conda install). */
@@ -27,34 +31,6 @@ export interface DockerRuntimeOptions {
 }
 
 /**
- * Labels of every container this runtime creates; the launcher removes leftovers by them.
- * @example containerLabels("debug", "s0-r1") // { "air.run": "debug", "air.rollout": "s0-r1", "air.managed": "true" }
- */
-export function containerLabels(runName: string, rolloutId: string): Record<string, string> {
-  return { "air.run": runName, "air.rollout": rolloutId, "air.managed": "true" };
-}
-
-/**
- * Force-removes every container labelled `air.run=<runName>` and `air.managed=true`; returns their ids.
- * @example await removeContainersByLabel(new Docker(), "debug")
- */
-export async function removeContainersByLabel(docker: Docker, runName: string): Promise<string[]> {
-  const list = await docker.listContainers({
-    all: true,
-    filters: { label: [`air.run=${runName}`, "air.managed=true"] },
-  });
-  await Promise.all(
-    list.map((c) =>
-      docker
-        .getContainer(c.Id)
-        .remove({ force: true, v: true })
-        .catch(() => undefined),
-    ),
-  );
-  return list.map((c) => c.Id);
-}
-
-/**
  * One container per rollout, never shared between concurrent rollouts; released containers go to a warm
  * pool and are reset (agent processes killed, workspace rebuilt from a root-only copy) before reuse.
  * @example
@@ -70,7 +46,7 @@ export class DockerRuntime implements Runtime {
   private closed = false;
 
   constructor(private readonly options: DockerRuntimeOptions) {
-    this.docker = options.docker ?? new Docker();
+    this.docker = options.docker ?? dockerClient();
   }
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
