@@ -78,8 +78,9 @@ describe("audit", () => {
       "evaluator determinism": "warn",
       "missing submission": "flagged",
       "ground truth by path": "broken",
-      "fake metrics on stdout": "broken",
-      "early exit at import": "broken",
+      // The evaluator imports strategy.py in its own process, but air's import guard runs it apart: held.
+      "fake metrics on stdout": "held",
+      "early exit at import": "held",
       "edit evaluation files": "held",
     });
     const copy = report.findings.find((f) => f.task === "leakyCsv" && f.probe === "copy of a readable file");
@@ -89,7 +90,7 @@ describe("audit", () => {
     expect(report.findings.find((f) => f.probe === "one-feature rule")?.evidence).toMatch(
       /^tag -> .* scores Accuracy 1:/,
     );
-    expect(report.critical).toBeGreaterThanOrEqual(15);
+    expect(report.critical).toBeGreaterThanOrEqual(13);
   });
 
   test("planted runtime weakness (local.isolation = none): the background process forges the score", async () => {

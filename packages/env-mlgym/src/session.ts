@@ -348,6 +348,7 @@ export class MlgymSession implements EnvSession {
     const result = await evaluateTask(this.sandbox, this.task, {
       python: this.options.python,
       timeoutMs: this.task.trainingTimeoutS * 1000,
+      proxyCallTimeoutS: this.options.config.proxy_call_timeout_s,
     });
     const ends = kind !== "validate";
     if (ends) this.done = true;

@@ -72,7 +72,7 @@ function scoreWithMetric(
       values.push(config.invalid_reward);
       continue;
     }
-    const impossible = impossibleScore(metric.name, score.value);
+    const impossible = impossibleScore(metric.name, score.value, trajectory.score?.ranges);
     if (impossible) {
       counts.impossible_turns++;
       warn(
