@@ -18,6 +18,8 @@ export function deltaRewards(
   trajectory: Trajectory,
   config: DeltaConfig,
   warn: Warn = () => {},
+  /** The smallest change that counts, in metric units (`min_improvement` resolved; default its number or 0). */
+  minChange: number = typeof config.min_improvement === "number" ? config.min_improvement : 0,
 ): Required<RewardResult> {
   const metric = resolveMetric(trajectory.score, config);
   const turns = trajectory.turns;
@@ -31,7 +33,7 @@ export function deltaRewards(
     const invalid = turns.filter((t) => t.evaluationError).length;
     return finish(values, { ...emptyCounts(), invalid_turns: invalid, no_metric: 1 });
   }
-  return scoreWithMetric(trajectory, metric, config, warn);
+  return scoreWithMetric(trajectory, metric, config, warn, minChange);
 }
 
 function scoreWithMetric(
@@ -39,6 +41,7 @@ function scoreWithMetric(
   metric: ResolvedMetric,
   config: DeltaConfig,
   warn: Warn,
+  minChange: number,
 ): Required<RewardResult> {
   const counts = emptyCounts();
   const values: number[] = [];
@@ -90,6 +93,11 @@ function scoreWithMetric(
       values.push(0);
       continue;
     }
+    if (minChange > 0 && Math.abs(score.value - reference) < minChange) {
+      counts.below_min_turns++;
+      values.push(0);
+      continue;
+    }
     const improvement = (metric.sign * (score.value - reference)) / divisor();
     if (improvement > 0) counts.improved_turns++;
     if (improvement < 0) counts.worsened_turns++;
@@ -99,7 +107,8 @@ function scoreWithMetric(
   if (final === undefined || start === undefined) {
     counts.no_score = 1;
   } else {
-    const improvement = metric.sign * (final - start);
+    const raw = metric.sign * (final - start);
+    const improvement = Math.abs(raw) < minChange ? 0 : raw;
     counts.final_improvement = improvement;
     const last = values.length - 1;
     if (config.terminal_weight !== 0 && last >= 0)
@@ -122,6 +131,7 @@ function emptyCounts() {
     normalize_fallback: 0,
     no_metric: 0,
     ignored_kind_turns: 0,
+    below_min_turns: 0,
   };
 }
 

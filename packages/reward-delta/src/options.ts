@@ -44,6 +44,12 @@ export const deltaConfigSchema = z.object({
     .array(z.string().min(1))
     .optional()
     .describe('step kinds whose scores count, e.g. ["submit", "auto_submit"]; default: every scored turn'),
+  min_improvement: z
+    .union([z.number().finite().min(0), z.literal("noise")])
+    .default(0)
+    .describe(
+      'a change of the metric smaller than this (either way, in metric units) earns 0 and leaves the reference where it was; "noise": each task\'s evaluation noise from the latest `bun run audit` in <run dir>/air.db',
+    ),
   missing_baseline: z
     .enum(["first_score", "zero"])
     .default("first_score")
