@@ -53,7 +53,9 @@ export function runPage(db: StoreDb, run: RunRow): Html {
   const groups = [
     group("Reward and scores", [
       chart("Reward (mean, min, max)", ["reward/mean", "reward/min", "reward/max"]),
-      chart("Final score vs baseline per task (dashed: baseline)", ["task/*"]),
+      chart("Final score vs baseline per task (dashed: baseline; shaded: ± the audit's evaluation noise)", [
+        "task/*",
+      ]),
       chart("Improvement per episode", ["derived/improvement_per_episode"], { xLabel: "episode" }),
       chart("Validate rate", ["derived/validate_rate"], { unit: "percent" }),
     ]),
