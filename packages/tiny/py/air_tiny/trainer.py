@@ -49,7 +49,15 @@ def init_dist(size, timeout_s):
         return None
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", timeout=timedelta(seconds=timeout_s))
+    timeout = timedelta(seconds=timeout_s)
+    if os.environ.get("USE_LIBUV") == "0" and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        # Debian's torch has no libuv, and the env:// rendezvous connects to torchrun's store with libuv whatever
+        # USE_LIBUV says: connect to the agent's store (MASTER_ADDR:MASTER_PORT) as a plain TCPStore client.
+        addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+        store = dist.TCPStore(addr, port, size, False, timeout=timeout, use_libuv=False)
+        dist.init_process_group("gloo", store=store, rank=int(os.environ["RANK"]), world_size=size, timeout=timeout)
+    else:
+        dist.init_process_group("gloo", timeout=timeout)
     return dist
 
 
