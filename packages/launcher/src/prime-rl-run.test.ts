@@ -86,7 +86,10 @@ test("a worker node (node_rank > 0) never cleans the shared output dir", async (
   const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(preparePrimeRlRunDir(config, 0, false)).toEqual({ removed: [] });
+  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
+  mkdirSync(join(runDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+  expect(preparePrimeRlRunDir(config, 2, true)).toEqual({ primeStep: 2, resumeStep: 2, removed: [] });
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
   expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);

@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import type { TinyConfig } from "./config.ts";
 import { tinyArgv } from "./scripts.ts";
 
 /** A started tiny script and the JSON event it printed when ready. */
@@ -10,7 +11,7 @@ export interface TinyProcess {
 }
 
 /**
- * Starts `script` with `configFile` and waits (up to `timeoutMs`) for its first stdout line, a JSON event
+ * Starts `script` (`<script> @ <toml>`, the TOML `writeTinyConfig` derived from `configFile`) and waits (up to `timeoutMs`) for its first stdout line, a JSON event
  * (`{"event": "listening", "port": ...}` for the server, `{"event": "ready", ...}` for the trainer).
  * @example const server = await startTiny(TINY_SERVER_SCRIPT, "/run/tiny.json"); await server.stop();
  */
@@ -19,7 +20,14 @@ export async function startTiny(
   configFile: string,
   timeoutMs = 30_000,
 ): Promise<TinyProcess> {
-  const proc = Bun.spawn(tinyArgv(script, configFile), { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const config = (await Bun.file(configFile).json()) as TinyConfig;
+  const env = { ...process.env, AIR_TINY_POLL_S: String(config.poll_ms / 1000) };
+  const proc = Bun.spawn(tinyArgv(script, configFile), {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env,
+  });
   const stop = async (ms = 10_000) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode ?? String(proc.signalCode);
     proc.kill("SIGTERM");
