@@ -12,8 +12,9 @@ import {
   rolloutWithRetries,
   Semaphore,
 } from "@air/core";
-import { loadTaskSet, mlgymConfigSchema, SANDBOX_WORKSPACE } from "@air/env-mlgym";
+import { loadTaskSet, mlgymConfigSchema } from "@air/env-mlgym";
 import { scriptedConfigSchema, scriptedPolicyPlugin } from "@air/policy-scripted";
+import { SANDBOX_WORKSPACE } from "@air/sandbox";
 import type { z } from "zod";
 import { baselineFindings, metricFindings } from "./analysis.ts";
 import { type TaskFacts, taskFacts } from "./facts.ts";

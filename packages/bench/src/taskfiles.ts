@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TaskFiles } from "@air/env-mlgym";
+import type { TaskFiles } from "@air/sandbox";
 
 /**
  * A small MLGym-style task bundle in a temp dir: a ~100 KB CSV and a baseline script in `workspace/`, an

@@ -7,10 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Runtime, TaskFiles } from "@air/sandbox";
+import { DockerRuntime, LocalRuntime, removeContainersByLabel } from "@air/sandbox";
 import { buildTaskFiles } from "../src/bundle.ts";
-import { DockerRuntime, removeContainersByLabel } from "../src/runtime/docker.ts";
-import { LocalRuntime } from "../src/runtime/local.ts";
-import type { Runtime, TaskFiles } from "../src/runtime/types.ts";
 import { loadTask } from "../src/task.ts";
 import { REPO_ROOT } from "../src/testing/context.ts";
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { cp, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { AirError } from "@air/core";
-import type { TaskFiles } from "./runtime/types.ts";
+import type { TaskFiles } from "@air/sandbox";
 import type { Task } from "./task.ts";
 
 async function hashTree(path: string, hash: ReturnType<typeof createHash>): Promise<void> {

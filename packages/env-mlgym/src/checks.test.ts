@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runProcess } from "@air/sandbox";
 import { checkTasks } from "./checks.ts";
 import { mlgymConfigSchema } from "./config.ts";
-import { runProcess } from "./runtime/process.ts";
 import { REPO_ROOT } from "./testing/context.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures");

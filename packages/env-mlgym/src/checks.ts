@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { CheckResult } from "@air/core";
+import { bwrapProblem } from "@air/sandbox";
 import type { MlgymConfig } from "./config.ts";
 import { KNOWN_TASK_SECRET_FILES } from "./known-tasks.ts";
-import { bwrapProblem } from "./runtime/bwrap.ts";
 import { loadTask, type Task, taskFile } from "./task.ts";
 
 function fail(name: string, message: string): CheckResult {

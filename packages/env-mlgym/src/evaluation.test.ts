@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import type { Sandbox } from "@air/sandbox";
 import { mlgymConfigSchema } from "./config.ts";
 import { evaluateTask, parseMetrics } from "./evaluation.ts";
 import { createMlgymEnvironment } from "./plugin.ts";
-import type { Sandbox } from "./runtime/types.ts";
 import { loadTask } from "./task.ts";
 import { REPO_ROOT, removeTestRunDirs, testContext } from "./testing/context.ts";
 import { exampleOf, runScript } from "./testing/script.ts";

@@ -1,6 +1,6 @@
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { canonicalScores } from "./known-tasks.ts";
-import { shellQuote } from "./runtime/shell.ts";
-import type { Sandbox } from "./runtime/types.ts";
 import type { Task } from "./task.ts";
 
 /** Outcome of one evaluation: scores, or why there are none. */

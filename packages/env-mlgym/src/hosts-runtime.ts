@@ -1,7 +1,7 @@
 import type { PluginContext } from "@air/core";
+import { DockerHostsRuntime } from "@air/sandbox";
 import type { MlgymConfig } from "./config.ts";
 import { hostSpecs } from "./hosts.ts";
-import { DockerHostsRuntime } from "./runtime/docker-hosts.ts";
 
 type OnState = (state: {
   id: string;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { DockerHostsRuntime } from "@air/sandbox";
 import { mlgymConfigSchema } from "./config.ts";
 import { hostSpecs } from "./hosts.ts";
-import { DockerHostsRuntime } from "./runtime/docker-hosts.ts";
 
 const base = {
   image: "img",

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CheckResult } from "@air/core";
+import { type DockerHostSpec, dockerClientFor, pingDocker } from "@air/sandbox";
 import type { MlgymConfig } from "./config.ts";
-import { type DockerHostSpec, dockerClientFor, pingDocker } from "./runtime/docker-hosts.ts";
 
 /**
  * The hosts of `[env.docker] hosts` with TLS paths made absolute (relative to the TOML file's directory).

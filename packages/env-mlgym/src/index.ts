@@ -16,19 +16,6 @@ export {
 } from "./known-tasks.ts";
 export { mlgymLaunch, mlgymPreflight } from "./launch.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
-export { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./runtime/bwrap.ts";
-export { containerLabels, DockerRuntime, removeContainersByLabel } from "./runtime/docker.ts";
-export {
-  type DockerEndpoint,
-  type DockerHostSpec,
-  DockerHostsRuntime,
-  dockerClientFor,
-  type HostState,
-  pingDocker,
-} from "./runtime/docker-hosts.ts";
-export { LocalRuntime } from "./runtime/local.ts";
-export { UnsandboxedRuntime } from "./runtime/local-none.ts";
-export type { ExecResult, Runtime, Sandbox, TaskFiles } from "./runtime/types.ts";
 export { MlgymSession, type SessionSnapshot } from "./session.ts";
 export { dataHint, loadTask, TASK_ENTRYPOINTS, type Task, taskFileById } from "./task.ts";
 export { loadTaskSet, perTask, type TaskSet } from "./task-set.ts";

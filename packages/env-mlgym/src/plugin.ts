@@ -1,30 +1,22 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
-import Docker from "dockerode";
+import {
+  DockerRuntime,
+  dockerClient,
+  dockerReachable,
+  LocalRuntime,
+  type Runtime,
+  type TaskFiles,
+  UnsandboxedRuntime,
+} from "@air/sandbox";
 import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
-import { DockerRuntime } from "./runtime/docker.ts";
-import { LocalRuntime } from "./runtime/local.ts";
-import { UnsandboxedRuntime } from "./runtime/local-none.ts";
-import type { Runtime, TaskFiles } from "./runtime/types.ts";
 import { MlgymSession, type SessionSnapshot } from "./session.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
-
-async function dockerReachable(docker: Docker, timeoutMs: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((r) => {
-    timer = setTimeout(() => r(false), timeoutMs);
-  });
-  const ping = docker.ping().then(
-    () => true,
-    () => false,
-  );
-  return Promise.race([ping, timeout]).finally(() => clearTimeout(timer));
-}
 
 function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
   const onState = (state: { id: string; rolloutId?: string; state: string; command?: string }) =>
@@ -75,7 +67,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   if (
     config.runtime === "docker" &&
     config.docker.hosts.length === 0 &&
-    !(await dockerReachable(new Docker(), 5000))
+    !(await dockerReachable(dockerClient(), 5000))
   ) {
     throw new AirError(
       "ENV_FAILED",

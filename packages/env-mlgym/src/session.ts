@@ -6,6 +6,8 @@ import {
   type Message,
   type StepResult,
 } from "@air/core";
+import type { Runtime, Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { Editor } from "./aci/editor.ts";
 import { FileTooLargeError } from "./aci/io.ts";
 import type { MlgymAgent } from "./aci/mlgym-agent.ts";
@@ -20,8 +22,6 @@ import { ShellSetup } from "./aci/shell-setup.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
 import type { MlgymConfig } from "./config.ts";
 import { evaluateTask } from "./evaluation.ts";
-import { shellQuote } from "./runtime/shell.ts";
-import type { Runtime, Sandbox } from "./runtime/types.ts";
 import type { Task } from "./task.ts";
 
 /** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */

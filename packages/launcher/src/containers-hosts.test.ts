@@ -7,7 +7,7 @@ import {
   type SecondDockerd,
   secondDockerdProblem,
   startSecondDockerd,
-} from "@air/env-mlgym/testing/second-dockerd";
+} from "@air/sandbox/testing/second-dockerd";
 import {
   dockerClient,
   dockerReachable,

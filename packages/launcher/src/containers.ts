@@ -1,50 +1,29 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PluginNeeds } from "@air/core";
-import Docker from "dockerode";
+import {
+  dockerClient,
+  dockerClientFor,
+  dockerReachable,
+  labelledContainers,
+  removeContainersByLabel,
+  withTimeout,
+} from "@air/sandbox";
+import type Docker from "dockerode";
 
-/** Labels every container of a run carries (set by the mlgym env): `air.run` is the absolute run dir, unique to the run (names repeat). */
-export const RUN_LABEL = "air.run";
-export const MANAGED_LABEL = "air.managed";
+/** Labels every container of a run carries (set by its runtime, `@air/sandbox`): `air.run` is the absolute run dir. */
+export { dockerClient, dockerReachable, MANAGED_LABEL, RUN_LABEL } from "@air/sandbox";
 
-/** A docker client from DOCKER_HOST or the default socket. */
-export function dockerClient(): Docker {
-  return new Docker();
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Resolves true when the docker engine answers a ping within `timeoutMs`. */
-export async function dockerReachable(docker = dockerClient(), timeoutMs = 3000): Promise<boolean> {
-  try {
-    await withTimeout(docker.ping(), timeoutMs, "docker ping");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Ids of containers (running or not) labelled `air.run=<run dir>` and `air.managed=true`. */
+/**
+ * Ids of containers (running or not) labelled `air.run=<run dir>` and `air.managed=true`.
+ * @example await runContainers("/abs/outputs/debug") // ["3f2a..."]
+ */
 export async function runContainers(
   runDir: string,
   docker = dockerClient(),
   timeoutMs = 10_000,
 ): Promise<string[]> {
-  const list = await withTimeout(
-    docker.listContainers({
-      all: true,
-      filters: { label: [`${RUN_LABEL}=${runDir}`, `${MANAGED_LABEL}=true`] },
-    }),
-    timeoutMs,
-    "docker list containers",
-  );
-  return list.map((c) => c.Id);
+  return labelledContainers(docker, runDir, timeoutMs);
 }
 
 /** Docker hosts a plugin creates containers on (`PluginNeeds.dockerHosts`). */
@@ -68,35 +47,6 @@ export function readDockerHosts(runDir: string): DockerHostRef[] {
   } catch {
     return [];
   }
-}
-
-/**
- * A client for a Docker host: `unix://` socket, `tcp://` (HTTPS with the client certificate when `tls` is set) or
- * `ssh://` (docker-modem's ssh transport with the SSH agent).
- * @example dockerClientFor({ url: "unix:///var/run/docker.sock" })
- */
-export function dockerClientFor(host: DockerHostRef): Docker {
-  const url = new URL(host.url);
-  if (url.protocol === "unix:") return new Docker({ socketPath: url.pathname });
-  if (url.protocol === "ssh:")
-    return new Docker({
-      protocol: "ssh",
-      host: url.hostname,
-      port: url.port || "22",
-      username: url.username || undefined,
-      sshOptions: { agent: process.env.SSH_AUTH_SOCK },
-    });
-  const port = url.port || (host.tls ? "2376" : "2375");
-  if (!host.tls) return new Docker({ host: url.hostname, port, protocol: "http" });
-  const read = (f: string) => readFileSync(f);
-  return new Docker({
-    host: url.hostname,
-    port,
-    protocol: "https",
-    ca: read(host.tls.ca),
-    cert: read(host.tls.cert),
-    key: read(host.tls.key),
-  });
 }
 
 /**
@@ -151,17 +101,7 @@ export async function sweepRunContainers(runDir: string): Promise<ContainerSweep
 
 async function removeFrom(runDir: string, docker: Docker): Promise<string[]> {
   if (!(await dockerReachable(docker))) return [];
-  const ids = await runContainers(runDir, docker);
-  await Promise.all(
-    ids.map((id) =>
-      withTimeout(docker.getContainer(id).remove({ force: true, v: true }), 30_000, `remove ${id}`).catch(
-        (error: unknown) => {
-          if (!/no such container|already in progress/i.test(String(error))) throw error;
-        },
-      ),
-    ),
-  );
-  return ids;
+  return removeContainersByLabel(docker, runDir);
 }
 
 /** True when `image` exists locally. */

@@ -86,6 +86,30 @@ describe("package manifests", () => {
     expect(isTestFile(join("src", "plugin.ts"))).toBe(false);
   });
 
+  test("@air/sandbox needs only @air/core; production code makes Docker clients only through it", () => {
+    const sandbox = JSON.parse(readFileSync(join(PACKAGES, "sandbox", "package.json"), "utf8")) as Manifest;
+    expect(Object.keys(sandbox.dependencies ?? {}).filter((d) => d.startsWith("@air/"))).toEqual([
+      "@air/core",
+    ]);
+    // One factory (`dockerClient`, `dockerClientFor` in packages/sandbox/src/docker-client.ts); the bench may
+    // make its own (it measures engines it starts), test code may too.
+    const own: string[] = [];
+    for (const dir of packageDirs()) {
+      if (["sandbox", "bench"].includes(dir.split(sep).at(-1) ?? "")) continue;
+      for (const file of sourceFiles(dir).filter((f) => !isTestFile(relative(dir, f)))) {
+        const code = readFileSync(file, "utf8")
+          .split("\n")
+          .filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l));
+        if (
+          code.some((l) => /new Docker\(/.test(l)) &&
+          !relative(PACKAGES, file).includes(`${sep}bench${sep}`)
+        )
+          own.push(relative(PACKAGES, file));
+      }
+    }
+    expect(own).toEqual([]);
+  });
+
   const dirs = packageDirs();
   const names = new Set(
     dirs.map((d) => (JSON.parse(readFileSync(join(d, "package.json"), "utf8")) as Manifest).name),

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { DockerRuntime, removeContainersByLabel, type Sandbox } from "@air/env-mlgym";
+import { DockerRuntime, removeContainersByLabel, type Sandbox } from "@air/sandbox";
 import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";

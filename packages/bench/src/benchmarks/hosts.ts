@@ -5,8 +5,8 @@ import {
   dockerClientFor,
   removeContainersByLabel,
   type TaskFiles,
-} from "@air/env-mlgym";
-import { copyImage, secondDockerdProblem, startSecondDockerd } from "@air/env-mlgym/testing/second-dockerd";
+} from "@air/sandbox";
+import { copyImage, secondDockerdProblem, startSecondDockerd } from "@air/sandbox/testing/second-dockerd";
 import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalRuntime, type Runtime, type Sandbox, UnsandboxedRuntime } from "@air/env-mlgym";
+import { LocalRuntime, type Runtime, type Sandbox, UnsandboxedRuntime } from "@air/sandbox";
 import type { BenchReport } from "../report.ts";
 import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
 import { benchTaskFiles } from "../taskfiles.ts";

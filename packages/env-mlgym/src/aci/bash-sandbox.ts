@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { ACI_GUARDS, SentinelShell } from "../runtime/shell.ts";
-import type { EvaluationOutput, ExecResult, Sandbox } from "../runtime/types.ts";
+import type { EvaluationOutput, ExecResult, Sandbox } from "@air/sandbox";
+import { ACI_GUARDS, SentinelShell } from "@air/sandbox";
 
 /**
  * A bare sandbox for tests and the parity kit: a persistent bash (the runtimes' sentinel protocol and agent

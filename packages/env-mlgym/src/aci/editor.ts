@@ -1,5 +1,5 @@
-import { shellQuote } from "../runtime/shell.ts";
-import type { Sandbox } from "../runtime/types.ts";
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { IO_TIMEOUT_MS, readLines, writeLines } from "./io.ts";
 import { lintFile, newLintErrors } from "./lint.ts";
 import { constrainLine, focusLine, renderView } from "./window.ts";

@@ -1,5 +1,5 @@
-import { shellQuote } from "../runtime/shell.ts";
-import type { Sandbox } from "../runtime/types.ts";
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 
 /** A file the editor refuses to load. */
 export class FileTooLargeError extends Error {}

@@ -1,5 +1,5 @@
-import { shellQuote } from "../runtime/shell.ts";
-import type { Sandbox } from "../runtime/types.ts";
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { IO_TIMEOUT_MS } from "./io.ts";
 
 /** The checks MLGym's editor runs on Python files: undefined names, bad indentation, syntax and I/O errors. */

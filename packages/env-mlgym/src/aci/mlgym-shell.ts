@@ -1,5 +1,5 @@
-import { SHELL_RESTARTED, shellQuote } from "../runtime/shell.ts";
-import type { Sandbox } from "../runtime/types.ts";
+import type { Sandbox } from "@air/sandbox";
+import { SHELL_RESTARTED, shellQuote } from "@air/sandbox";
 import { IO_TIMEOUT_MS } from "./io.ts";
 import type { MlgymAgent } from "./mlgym-agent.ts";
 import { cleanOutput } from "./observation.ts";

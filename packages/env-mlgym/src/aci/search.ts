@@ -1,5 +1,5 @@
-import { shellQuote } from "../runtime/shell.ts";
-import type { Sandbox } from "../runtime/types.ts";
+import type { Sandbox } from "@air/sandbox";
+import { shellQuote } from "@air/sandbox";
 import { IO_TIMEOUT_MS, pathKind } from "./io.ts";
 
 /** The absolute path of an existing `path`, as the agent's shell resolves it. */

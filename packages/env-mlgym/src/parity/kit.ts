@@ -9,10 +9,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
+import type { Runtime, Sandbox } from "@air/sandbox";
 import { BashSandbox } from "../aci/bash-sandbox.ts";
 import type { MlgymAgent } from "../aci/mlgym-agent.ts";
 import { mlgymConfigSchema } from "../config.ts";
-import type { Runtime, Sandbox } from "../runtime/types.ts";
 import { MlgymSession } from "../session.ts";
 import type { Task } from "../task.ts";
 

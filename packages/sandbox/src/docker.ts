@@ -1,6 +1,8 @@
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import { dockerClient } from "./docker-client.ts";
 import { DockerSandbox } from "./docker-sandbox.ts";
 import { runProcess } from "./process.ts";
+import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
 /** Settings of the docker runtime; defaults mirror MLGym's `aigym/mlgym-agent:latest`. */
@@ -27,34 +29,6 @@ export interface DockerRuntimeOptions {
 }
 
 /**
- * Labels of every container this runtime creates; the launcher removes leftovers by them.
- * @example containerLabels("debug", "s0-r1") // { "air.run": "debug", "air.rollout": "s0-r1", "air.managed": "true" }
- */
-export function containerLabels(runName: string, rolloutId: string): Record<string, string> {
-  return { "air.run": runName, "air.rollout": rolloutId, "air.managed": "true" };
-}
-
-/**
- * Force-removes every container labelled `air.run=<runName>` and `air.managed=true`; returns their ids.
- * @example await removeContainersByLabel(new Docker(), "debug")
- */
-export async function removeContainersByLabel(docker: Docker, runName: string): Promise<string[]> {
-  const list = await docker.listContainers({
-    all: true,
-    filters: { label: [`air.run=${runName}`, "air.managed=true"] },
-  });
-  await Promise.all(
-    list.map((c) =>
-      docker
-        .getContainer(c.Id)
-        .remove({ force: true, v: true })
-        .catch(() => undefined),
-    ),
-  );
-  return list.map((c) => c.Id);
-}
-
-/**
  * One container per rollout, never shared between concurrent rollouts; released containers go to a warm
  * pool and are reset (agent processes killed, workspace rebuilt from a root-only copy) before reuse.
  * @example
@@ -70,7 +44,7 @@ export class DockerRuntime implements Runtime {
   private closed = false;
 
   constructor(private readonly options: DockerRuntimeOptions) {
-    this.docker = options.docker ?? new Docker();
+    this.docker = options.docker ?? dockerClient();
   }
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {

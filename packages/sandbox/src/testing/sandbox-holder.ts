@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LocalRuntime } from "../runtime/local.ts";
+import { LocalRuntime } from "../local.ts";
 
 const [dir, marker] = process.argv.slice(2) as [string, string];
 mkdirSync(join(dir, "task", "workspace"), { recursive: true });

@@ -3,14 +3,14 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AirError, type Environment, EventBus, PendingWork, type Policy, runRollout } from "@air/core";
+import { removeContainersByLabel } from "@air/sandbox";
 import Docker from "dockerode";
-import { createMlgymEnvironment } from "../plugin.ts";
-import type { MlgymSession } from "../session.ts";
-import { attackSuite } from "../testing/attacks.ts";
-import { dockerAvailable, REPO_ROOT, removeTestRunDirs, TEST_IMAGE } from "../testing/context.ts";
-import { exampleOf, runScript } from "../testing/script.ts";
-import { makeEnv, sharedSuite, snapshotSuite } from "../testing/suite.ts";
-import { removeContainersByLabel } from "./docker.ts";
+import { createMlgymEnvironment } from "./plugin.ts";
+import type { MlgymSession } from "./session.ts";
+import { attackSuite } from "./testing/attacks.ts";
+import { dockerAvailable, REPO_ROOT, removeTestRunDirs, TEST_IMAGE } from "./testing/context.ts";
+import { exampleOf, runScript } from "./testing/script.ts";
+import { makeEnv, sharedSuite, snapshotSuite } from "./testing/suite.ts";
 
 afterAll(removeTestRunDirs);
 
@@ -78,7 +78,7 @@ describe("docker runtime specifics", () => {
   });
 
   it("the quirk fixtures score identically on local (bwrap) and docker", async () => {
-    const fixtures = join(import.meta.dir, "..", "..", "fixtures");
+    const fixtures = join(import.meta.dir, "..", "fixtures");
     const cases = [
       {
         root: "hardcoded-path",
@@ -215,7 +215,7 @@ describe("docker runtime specifics", () => {
 
   it("evaluators that hard-code /home/agent/workspace work; the ground truth stays hidden", async () => {
     const { env: fixture } = await makeEnv("docker", `${runName}-hardcoded`, {
-      mlgym_root: join(import.meta.dir, "..", "..", "fixtures", "hardcoded-path"),
+      mlgym_root: join(import.meta.dir, "..", "fixtures", "hardcoded-path"),
       tasks: ["hardcodedTask"],
     });
     try {
@@ -306,8 +306,8 @@ describe("docker runtime specifics", () => {
     const previous = process.env.DOCKER_HOST;
     process.env.DOCKER_HOST = "unix:///nonexistent/docker.sock";
     try {
-      const { mlgymConfigSchema } = await import("../config.ts");
-      const { testContext } = await import("../testing/context.ts");
+      const { mlgymConfigSchema } = await import("./config.ts");
+      const { testContext } = await import("./testing/context.ts");
       const config = mlgymConfigSchema.parse({ tasks: ["apartmentRent"], runtime: "docker" });
       await expect(createMlgymEnvironment(config, testContext("unreachable"))).rejects.toThrow(
         /no docker engine answers/,

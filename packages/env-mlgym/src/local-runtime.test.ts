@@ -2,22 +2,20 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildTaskFiles } from "../bundle.ts";
-import { mlgymConfigSchema } from "../config.ts";
-import { createMlgymEnvironment } from "../plugin.ts";
-import type { Task } from "../task.ts";
-import { loadTaskSet } from "../task-set.ts";
-import { attackSuite } from "../testing/attacks.ts";
-import { REPO_ROOT, removeTestRunDirs, testContext } from "../testing/context.ts";
-import { exampleOf, runScript } from "../testing/script.ts";
-import { makeEnv } from "../testing/suite.ts";
-import { assertBwrapWorks, bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
-import { LocalRuntime } from "./local.ts";
-import { runProcess } from "./process.ts";
+import { assertBwrapWorks, bwrapArgv, LocalRuntime, runProcess, SANDBOX_WORKSPACE } from "@air/sandbox";
+import { buildTaskFiles } from "./bundle.ts";
+import { mlgymConfigSchema } from "./config.ts";
+import { createMlgymEnvironment } from "./plugin.ts";
+import type { Task } from "./task.ts";
+import { loadTaskSet } from "./task-set.ts";
+import { attackSuite } from "./testing/attacks.ts";
+import { REPO_ROOT, removeTestRunDirs, testContext } from "./testing/context.ts";
+import { exampleOf, runScript } from "./testing/script.ts";
+import { makeEnv } from "./testing/suite.ts";
 
 afterAll(removeTestRunDirs);
 
-const FIXTURES = join(import.meta.dir, "..", "..", "fixtures");
+const FIXTURES = join(import.meta.dir, "..", "fixtures");
 
 describe("local runtime (bwrap): attacks", () => {
   attackSuite("local", true);
@@ -172,82 +170,6 @@ describe("local runtime (bwrap): evaluation identity", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     },
-  );
-});
-
-describe("local runtime (bwrap): nothing outlives air", () => {
-  test("SIGKILL of the process that owns a sandbox kills every process in it, setsid or not", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "air-holder-"));
-    const marker = `9${process.pid}.${Date.now() % 1000}`;
-    const count = async () =>
-      (
-        await runProcess(["pgrep", "-c", "-f", `sleep ${marker}`], { cwd: "/", timeoutMs: 10_000 })
-      ).stdout.trim();
-    const holder = Bun.spawn(
-      ["bun", join(import.meta.dir, "..", "testing", "sandbox-holder.ts"), dir, marker],
-      {
-        stdout: "pipe",
-        stderr: "inherit",
-      },
-    );
-    try {
-      const reader = holder.stdout.getReader();
-      const first = await Promise.race([reader.read(), Bun.sleep(30_000).then(() => undefined)]);
-      expect(new TextDecoder().decode(first?.value)).toContain("ready");
-      expect(await count()).toBe("2");
-      holder.kill("SIGKILL");
-      await holder.exited;
-      let left = await count();
-      for (let i = 0; i < 20 && left !== "0"; i++) {
-        await Bun.sleep(100);
-        left = await count();
-      }
-      expect(left).toBe("0");
-    } finally {
-      holder.kill("SIGKILL");
-      await runProcess(["pkill", "-KILL", "-f", `sleep ${marker}`], { cwd: "/", timeoutMs: 10_000 });
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
-});
-
-describe("local runtime (bwrap): as an unprivileged user (user namespace)", () => {
-  const asRoot = process.getuid?.() === 0;
-  const probe = join(import.meta.dir, "..", "testing", "userns-probe.ts");
-  // nobody must be able to read the checkout (a clone in a private directory is not).
-  const readable =
-    asRoot &&
-    Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "test", "-r", probe])
-      .exitCode === 0;
-  if (asRoot && !readable) console.warn(`skipping the user-namespace test: nobody cannot read ${probe}`);
-  // Without root the other tests already run this mode; as root, run it as nobody.
-  test.skipIf(!readable)(
-    "a sandbox and an evaluation work without root",
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), "air-userns-"));
-      try {
-        await runProcess(["chown", "65534:65534", dir], { cwd: "/", timeoutMs: 10_000 });
-        const argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", `HOME=${dir}`];
-        const out = await runProcess([...argv, process.execPath, probe, dir], {
-          cwd: dir,
-          timeoutMs: 60_000,
-        });
-        expect(out.stderr).toBe("");
-        const result = JSON.parse(out.stdout.trim().split("\n").at(-1) as string);
-        expect(result.id).toBe(`agent\n${SANDBOX_WORKSPACE}\n`);
-        expect(result.readOnly).toBe("1\n");
-        expect(result.write).toBe("hi\n");
-        expect(result.net).toBe("1\n");
-        expect(Number(result.procs)).toBeLessThan(6);
-        expect(JSON.parse(result.evaluation)).toEqual({
-          files: ["data", "evaluate.py", "mine.txt"],
-          cwd: SANDBOX_WORKSPACE,
-        });
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-    90_000,
   );
 });
 

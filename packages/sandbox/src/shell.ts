@@ -138,3 +138,48 @@ export const SHELL_RESTARTED = "The shell exited; a new shell was started in";
 export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
+
+/** How a sandbox gets its agent shell back after a command ended it or ran past its timeout. */
+export interface ShellRecovery {
+  /** The shell ended by itself (`exit`, killed): start a new one; resolves to the new shell's cwd. */
+  restart(): Promise<string>;
+  /** The command ran past its timeout: kill everything it started, start a new shell; resolves to its cwd. */
+  killAndRestart(): Promise<string>;
+}
+
+/**
+ * Runs `command` in the agent's persistent `shell` with a timeout, the one recovery every runtime shares: a
+ * shell that ended is replaced (the agent is told, exit code 1); a command past `timeoutMs` is killed with
+ * everything it started and the shell replaced (exit code 137, `timedOut`); otherwise the command's result.
+ * `cwd` is the shell's directory before the command (kept when the marker carries none).
+ * @example return execWithTimeout(shell, "ls", 10_000, this.cwd, { restart, killAndRestart });
+ */
+export async function execWithTimeout(
+  shell: SentinelShell,
+  command: string,
+  timeoutMs: number,
+  cwd: string,
+  recovery: ShellRecovery,
+): Promise<ShellResult & { timedOut: boolean }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  try {
+    const result = await Promise.race([
+      shell.run(command).catch((error: Error) => ({ ended: error })),
+      timeout,
+    ]);
+    if (typeof result === "object" && "ended" in result) {
+      const now = await recovery.restart();
+      return { output: `${SHELL_RESTARTED} ${now}.`, exitCode: 1, cwd: now, timedOut: false };
+    }
+    if (result === "timeout") {
+      const now = await recovery.killAndRestart();
+      return { output: "", exitCode: 137, cwd: now, timedOut: true };
+    }
+    return { ...result, cwd: result.cwd || cwd, timedOut: false };
+  } finally {
+    clearTimeout(timer);
+  }
+}

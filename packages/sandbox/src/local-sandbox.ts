@@ -12,7 +12,7 @@ import {
   sandboxEnv,
 } from "./bwrap.ts";
 import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
-import { ACI_GUARDS, SentinelShell, SHELL_RESTARTED } from "./shell.ts";
+import { ACI_GUARDS, execWithTimeout, SentinelShell } from "./shell.ts";
 import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
 
 /** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
@@ -129,33 +129,19 @@ export class LocalSandbox implements Sandbox {
 
   async exec(command: string, timeoutMs: number): Promise<ExecResult> {
     if (!this.shell) await this.startShell();
-    const shell = this.shell as SentinelShell;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    this.host.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
+    // Killing bwrap ends its PID namespace: every process the command started dies with it.
+    const restart = async (): Promise<string> => {
+      this.kill();
+      await this.startShell();
+      return this.cwd;
+    };
+    const result = await execWithTimeout(this.shell as SentinelShell, command, timeoutMs, this.cwd, {
+      restart,
+      killAndRestart: restart,
     });
-    try {
-      this.host.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
-      const result = await Promise.race([
-        shell.run(command).catch((error: Error) => ({ ended: error })),
-        timeout,
-      ]);
-      if (typeof result === "object" && "ended" in result) {
-        this.kill();
-        await this.startShell();
-        return { output: `${SHELL_RESTARTED} ${this.cwd}.`, exitCode: 1, cwd: this.cwd, timedOut: false };
-      }
-      if (result === "timeout") {
-        // Killing bwrap ends its PID namespace: every process the command started dies with it.
-        this.kill();
-        await this.startShell();
-        return { output: "", exitCode: 137, cwd: this.cwd, timedOut: true };
-      }
-      this.cwd = result.cwd || this.cwd;
-      return { ...result, timedOut: false };
-    } finally {
-      clearTimeout(timer);
-    }
+    this.cwd = result.cwd;
+    return result;
   }
 
   /**

@@ -1,7 +1,8 @@
 import type Docker from "dockerode";
 import type { DockerRuntimeOptions } from "./docker.ts";
+import { withTimeout } from "./docker-client.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
-import { ACI_GUARDS, SHELL_RESTARTED, shellQuote } from "./shell.ts";
+import { ACI_GUARDS, execWithTimeout, shellQuote } from "./shell.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -12,14 +13,6 @@ import type {
 } from "./types.ts";
 
 const AIR_DIR = "/var/lib/air";
-
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * A container with two persistent shells: `root` (reset, evaluation; never reachable by the agent) and `agent`
@@ -206,40 +199,26 @@ export class DockerSandbox implements Sandbox {
   async exec(command: string, timeoutMs: number): Promise<ExecResult> {
     if (!this.agent) await this.startAgentShell(this.cwd);
     const agent = this.agent as ContainerShell;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    });
-    try {
-      this.options.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
-      const result = await Promise.race([
-        agent.shell.run(command).catch((error: Error) => ({ ended: error })),
-        timeout,
-      ]);
-      if (typeof result === "object" && "ended" in result) {
-        agent.close();
-        this.agent = undefined;
-        const cwd = await this.rootRun(
-          `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
-        );
-        await this.startAgentShell(cwd);
-        return { output: `${SHELL_RESTARTED} ${cwd}.`, exitCode: 1, cwd, timedOut: false };
-      }
-      if (result === "timeout") {
+    this.options.onState?.({ id: this.id, state: "exec", command: command.slice(0, 200) });
+    // A new agent shell in the last directory when it still exists (else the workspace).
+    const reopen = async (): Promise<string> => {
+      agent.close();
+      this.agent = undefined;
+      const cwd = await this.rootRun(
+        `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
+      );
+      await this.startAgentShell(cwd);
+      return cwd;
+    };
+    const result = await execWithTimeout(agent.shell, command, timeoutMs, this.cwd, {
+      restart: reopen,
+      killAndRestart: async () => {
         await this.rootRun(`pkill -KILL -u ${shellQuote(this.options.user)} || true`);
-        agent.close();
-        this.agent = undefined;
-        const cwd = await this.rootRun(
-          `[ -d ${shellQuote(this.cwd)} ] && echo -n ${shellQuote(this.cwd)} || echo -n ${shellQuote(this.workspace)}`,
-        );
-        await this.startAgentShell(cwd);
-        return { output: "", exitCode: 137, cwd: this.cwd, timedOut: true };
-      }
-      this.cwd = result.cwd || this.cwd;
-      return { ...result, timedOut: false };
-    } finally {
-      clearTimeout(timer);
-    }
+        return reopen();
+      },
+    });
+    this.cwd = result.cwd;
+    return result;
   }
 
   /**

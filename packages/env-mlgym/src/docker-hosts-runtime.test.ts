@@ -1,26 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { definePlugin } from "@air/core";
 import { runToml } from "@air/core/testing";
-import { z } from "zod";
-import { buildTaskFiles } from "../bundle.ts";
-import { checkDockerHosts } from "../hosts.ts";
-import plugin, { mlgymConfigSchema } from "../index.ts";
-import { loadTaskSet } from "../task-set.ts";
-import {
-  dockerAvailable,
-  REPO_ROOT,
-  removeTestRunDirs,
-  TEST_IMAGE,
-  testContext,
-} from "../testing/context.ts";
+import { DockerHostsRuntime, dockerClientFor, removeContainersByLabel } from "@air/sandbox";
 import {
   copyImage,
   type SecondDockerd,
   secondDockerdProblem,
   startSecondDockerd,
-} from "../testing/second-dockerd.ts";
-import { removeContainersByLabel } from "./docker.ts";
-import { DockerHostsRuntime, dockerClientFor } from "./docker-hosts.ts";
+} from "@air/sandbox/testing/second-dockerd";
+import { z } from "zod";
+import { buildTaskFiles } from "./bundle.ts";
+import { checkDockerHosts } from "./hosts.ts";
+import plugin, { mlgymConfigSchema } from "./index.ts";
+import { loadTaskSet } from "./task-set.ts";
+import { dockerAvailable, REPO_ROOT, removeTestRunDirs, TEST_IMAGE, testContext } from "./testing/context.ts";
 
 /**
  * Several Docker hosts for real: the main engine and a second dockerd started here (own data root, exec root and

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, cp, lstat, mkdir, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { chmod, cp, lstat, mkdir, mkdtemp, readdir, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { killGroup, runProcess } from "./process.ts";
-import { ACI_GUARDS, SentinelShell, SHELL_RESTARTED } from "./shell.ts";
+import { killGroup, removeTree, runProcess } from "./process.ts";
+import { ACI_GUARDS, execWithTimeout, SentinelShell } from "./shell.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -133,33 +133,23 @@ class PlainSandbox implements Sandbox {
   async exec(command: string, timeoutMs: number): Promise<ExecResult> {
     if (!this.shell) await this.startShell(this.cwd);
     const shell = this.shell as SentinelShell;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    });
-    try {
-      const result = await Promise.race([
-        shell.run(command).catch((error: Error) => ({ ended: error })),
-        timeout,
-      ]);
-      if (typeof result === "object" && "ended" in result) {
+    const result = await execWithTimeout(shell, command, timeoutMs, this.cwd, {
+      restart: async () => {
         this.shell = undefined;
         const cwd = existsSync(this.cwd) ? this.cwd : this.workspace;
         await this.startShell(cwd);
-        return { output: `${SHELL_RESTARTED} ${cwd}.`, exitCode: 1, cwd, timedOut: false };
-      }
-      if (result === "timeout") {
+        return cwd;
+      },
+      killAndRestart: async () => {
         if (this.child) killGroup(this.child);
         shell.fail(new Error("timed out"));
         this.shell = undefined;
         await this.startShell(this.cwd);
-        return { output: "", exitCode: 137, cwd: this.cwd, timedOut: true };
-      }
-      this.cwd = result.cwd || this.cwd;
-      return { ...result, timedOut: false };
-    } finally {
-      clearTimeout(timer);
-    }
+        return this.cwd;
+      },
+    });
+    this.cwd = result.cwd;
+    return result;
   }
 
   async evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
@@ -201,10 +191,4 @@ class PlainSandbox implements Sandbox {
     this.shell?.fail(new Error("sandbox released"));
     await removeTree(this.dir);
   }
-}
-
-/** Removes a directory tree even where the agent's files were made read-only. */
-async function removeTree(dir: string): Promise<void> {
-  await runProcess(["chmod", "-R", "u+w", dir], { cwd: "/", timeoutMs: 30_000 }).catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
 }

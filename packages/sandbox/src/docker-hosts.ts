@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
-import Docker from "dockerode";
-import { DockerRuntime, type DockerRuntimeOptions, removeContainersByLabel } from "./docker.ts";
+import type Docker from "dockerode";
+import { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
+import { type DockerEndpoint, dockerClientFor, pingDocker } from "./docker-client.ts";
+import { removeContainersByLabel } from "./teardown.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -10,13 +11,6 @@ import type {
   Sandbox,
   TaskFiles,
 } from "./types.ts";
-
-/** Where a Docker Engine API answers: `unix://<socket>`, `tcp://<host>:<port>` (with TLS files) or `ssh://[user@]host[:port]`. */
-export interface DockerEndpoint {
-  url: string;
-  /** Client certificate, key and CA (PEM file paths) for `tcp://` with TLS, as `docker --tlsverify` takes them. */
-  tls?: { ca: string; cert: string; key: string };
-}
 
 /** One Docker host of `[env.docker] hosts` and what it may hold. */
 export interface DockerHostSpec extends DockerEndpoint {
@@ -32,52 +26,6 @@ export interface DockerHostSpec extends DockerEndpoint {
   gpuIds: string[];
   /** Warm containers kept on that host. */
   poolSize: number;
-}
-
-/**
- * A dockerode client for an endpoint: `unix://` → the socket, `tcp://` → HTTP, or HTTPS with client
- * certificate when `tls` is given, `ssh://` → docker-modem's ssh transport (the SSH agent at `SSH_AUTH_SOCK`).
- * @example dockerClientFor({ url: "tcp://127.0.0.1:2376", tls: { ca: "ca.pem", cert: "cert.pem", key: "key.pem" } })
- */
-export function dockerClientFor(endpoint: DockerEndpoint): Docker {
-  const url = new URL(endpoint.url);
-  if (url.protocol === "unix:") return new Docker({ socketPath: url.pathname });
-  if (url.protocol === "tcp:") {
-    const port = url.port || (endpoint.tls ? "2376" : "2375");
-    if (!endpoint.tls) return new Docker({ host: url.hostname, port, protocol: "http" });
-    const { ca, cert, key } = endpoint.tls;
-    return new Docker({
-      host: url.hostname,
-      port,
-      protocol: "https",
-      ca: readFileSync(ca),
-      cert: readFileSync(cert),
-      key: readFileSync(key),
-    });
-  }
-  if (url.protocol === "ssh:") {
-    return new Docker({
-      protocol: "ssh",
-      host: url.hostname,
-      port: url.port || "22",
-      username: url.username || undefined,
-      sshOptions: { agent: process.env.SSH_AUTH_SOCK },
-    });
-  }
-  throw new Error(`docker host ${endpoint.url}: expected unix://, tcp:// or ssh://`);
-}
-
-/** Resolves when `docker` answers a ping within `timeoutMs`, else rejects. */
-export async function pingDocker(docker: Docker, timeoutMs: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer to a ping after ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    await Promise.race([docker.ping(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** What the runtime knows of one host. */

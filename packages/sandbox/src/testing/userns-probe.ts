@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LocalRuntime } from "../runtime/local.ts";
+import { LocalRuntime } from "../local.ts";
 
 const dir = process.argv[2] as string;
 mkdirSync(join(dir, "task", "workspace", "data"), { recursive: true });

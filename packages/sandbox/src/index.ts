@@ -1,0 +1,59 @@
+/**
+ * @air/sandbox: isolated places where an agent's commands run, behind one contract (`Runtime`, `Sandbox` in
+ * types.ts) that any env uses — bubblewrap on this machine (`LocalRuntime`), plain directories
+ * (`UnsandboxedRuntime`, no isolation), one Docker engine (`DockerRuntime`) or many Docker hosts with placement
+ * and draining (`DockerHostsRuntime`); plus the one Docker client factory and teardown by label.
+ */
+export {
+  assertBwrapWorks,
+  bwrapArgv,
+  bwrapProblem,
+  SANDBOX_HOME,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+} from "./bwrap.ts";
+export { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
+export {
+  type DockerEndpoint,
+  dockerClient,
+  dockerClientFor,
+  dockerReachable,
+  pingDocker,
+  withTimeout,
+} from "./docker-client.ts";
+export {
+  type DockerHostSpec,
+  type DockerHostsOptions,
+  DockerHostsRuntime,
+  type HostState,
+} from "./docker-hosts.ts";
+export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
+export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
+export { type ProcessOutput, runProcess } from "./process.ts";
+export {
+  ACI_COMMANDS,
+  ACI_GUARDS,
+  execWithTimeout,
+  SentinelShell,
+  SHELL_RESTARTED,
+  type ShellRecovery,
+  type ShellResult,
+  shellQuote,
+} from "./shell.ts";
+export {
+  containerLabels,
+  labelledContainers,
+  MANAGED_LABEL,
+  ROLLOUT_LABEL,
+  RUN_LABEL,
+  removeContainersByLabel,
+} from "./teardown.ts";
+export type {
+  AcquireOptions,
+  EvaluationOutput,
+  EvaluationRequest,
+  ExecResult,
+  Runtime,
+  Sandbox,
+  TaskFiles,
+} from "./types.ts";
