@@ -18,6 +18,7 @@ function makeRuntime(config: HarborConfig, ctx: PluginContext): HarborRuntime {
       root: resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "harbor-sandboxes")),
       python: config.local.python,
       maxProcesses: config.local.max_processes,
+      baseImages: config.base_images,
     });
   return new DockerHarborRuntime({
     runName: ctx.runDir,
