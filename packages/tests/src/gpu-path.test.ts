@@ -11,7 +11,6 @@ import {
   startLauncher,
   survivors,
 } from "@air/launcher/testing";
-import { startTiny, type TinyProcess } from "@air/tiny";
 import { type CpuRun, cpuOverrides, STAND_INS } from "./gpu-path.ts";
 
 /**
@@ -27,7 +26,8 @@ const haveSid = existsSync(
 if (!haveSid) process.stderr.write("gpu-path: no sid torch root; run bash scripts/build-torch-root\n");
 const RUN_MS = 420_000;
 
-let current: { run?: LauncherRun; runDir?: string; out?: string; server?: TinyProcess } = {};
+let current: { run?: LauncherRun; runDir?: string; out?: string; server?: { stop: () => Promise<unknown> } } =
+  {};
 afterEach(async () => {
   if (current.runDir) killSurvivors(current.run, current.runDir);
   await current.server?.stop();
@@ -78,13 +78,13 @@ async function runConfig(
 }
 
 /** configs/dataset/distributed.toml's server, started by hand as its comment tells users (`inference @ file`). */
-async function startExternal(out: string, port: number): Promise<TinyProcess> {
+async function startExternal(out: string, port: number): Promise<{ stop: () => Promise<unknown> }> {
   const toml = join(out, "inference.toml");
+  const model = join(STAND_INS.models, "algebra-mc");
   writeFileSync(
     toml,
-    `router = "None"\n[server]\nhost = "127.0.0.1"\nport = ${port}\n[vllm]\nmodel = "${join(STAND_INS.models, "algebra-mc")}"\n`,
+    `router = "None"\n[server]\nhost = "127.0.0.1"\nport = ${port}\n[vllm]\nmodel = "${model}"\n`,
   );
-  writeFileSync(join(out, "server.json"), JSON.stringify({ poll_ms: 100 }));
   const proc = Bun.spawn(["/usr/bin/python3", STAND_INS.inference, "@", toml], {
     stdout: "pipe",
     stderr: "pipe",
@@ -93,10 +93,11 @@ async function startExternal(out: string, port: number): Promise<TinyProcess> {
   await reader.read(); // the "listening" line
   reader.releaseLock();
   return {
-    proc,
-    ready: {},
-    stop: async () => (proc.kill("SIGTERM"), await proc.exited),
-  } as unknown as TinyProcess;
+    stop: async () => {
+      proc.kill("SIGTERM");
+      return await proc.exited;
+    },
+  };
 }
 
 function trainedSteps(runDir: string): number[] {
