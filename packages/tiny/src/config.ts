@@ -67,11 +67,17 @@ const tinyFields = z
       .default(100)
       .describe("trainer: how often to look for the next batch (AIR_TINY_POLL_S)"),
     max_steps: z.number().int().positive().nullable().default(null).describe("trainer: exit after this step"),
+    prime_rl_version: z
+      .enum(["0.8", "0.9"])
+      .default("0.9")
+      .describe("trainer TOML layout: 0.9 (run_dir is output_dir) or 0.8 (run_dir is <output_dir>/run_*)"),
     run_dir: z
       .string()
       .nullable()
       .default(null)
-      .describe("trainer: prime-rl 0.9's output_dir, with rollouts/ and broadcasts/"),
+      .describe(
+        "trainer: the dir with rollouts/ and broadcasts/ (0.9: output_dir; 0.8: <output_dir>/run_default)",
+      ),
     metrics_file: z
       .string()
       .nullable()

@@ -12,16 +12,18 @@ export interface TinyProcess {
 
 /**
  * Starts `script` (`<script> @ <toml>`, the TOML `writeTinyConfig` derived from `configFile`) and waits (up to `timeoutMs`) for its first stdout line, a JSON event
- * (`{"event": "listening", "port": ...}` for the server, `{"event": "ready", ...}` for the trainer).
+ * (`{"event": "listening", "port": ...}` for the server, `{"event": "ready", ...}` for the trainer). `extraEnv`:
+ * e.g. what torchrun gives each rank (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
  * @example const server = await startTiny(TINY_SERVER_SCRIPT, "/run/tiny.json"); await server.stop();
  */
 export async function startTiny(
   script: string,
   configFile: string,
   timeoutMs = 30_000,
+  extraEnv: Record<string, string> = {},
 ): Promise<TinyProcess> {
   const config = (await Bun.file(configFile).json()) as TinyConfig;
-  const env = { ...process.env, AIR_TINY_POLL_S: String(config.poll_ms / 1000) };
+  const env = { ...process.env, AIR_TINY_POLL_S: String(config.poll_ms / 1000), ...extraEnv };
   const proc = Bun.spawn(tinyArgv(script, configFile), {
     stdin: "ignore",
     stdout: "pipe",

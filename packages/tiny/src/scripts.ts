@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type TinyConfig, type TinyConfigInput, tinyConfigSchema } from "./config.ts";
 
 const BIN_DIR = join(import.meta.dir, "..", "bin");
@@ -70,8 +70,17 @@ export function writeTinyConfig(file: string, config: TinyConfigInput): TinyConf
     vllm: { model: files.modelDir, served_model_name: c.model_name, seed: c.seed },
   };
   writeFileSync(files.inference, toml(inference));
+  const runDir = c.run_dir ?? `${file}.out`;
+  const v08 = c.prime_rl_version === "0.8";
+  if (v08) {
+    // What air's prime-rl plugin writes for 0.8: the trainer trains only a run_* dir that has control/orch.toml.
+    mkdirSync(join(runDir, "control"), { recursive: true });
+    writeFileSync(join(runDir, "control", "orch.toml"), "");
+  }
+  const metrics = c.metrics_file ?? "metrics.jsonl";
   const trainer: Record<string, unknown> = {
-    output_dir: c.run_dir ?? join(`${file}.out`),
+    output_dir: v08 ? dirname(runDir) : runDir,
+    ...(v08 ? { max_concurrent_runs: 1 } : {}),
     model: { name: files.modelDir },
     optim: {
       lr: c.lr,
@@ -86,7 +95,7 @@ export function writeTinyConfig(file: string, config: TinyConfigInput): TinyConf
     },
     rollout_transport: { type: "filesystem" },
     weight_broadcast: { type: "filesystem" },
-    monitors: { file: { path: c.metrics_file ?? "metrics.jsonl" } },
+    ...(v08 ? { file_monitor: { filename: metrics } } : { monitors: { file: { path: metrics } } }),
     ...(c.max_steps === null ? {} : { max_steps: c.max_steps }),
   };
   if (c.max_norm === null) (trainer.optim as Record<string, unknown>).max_norm = "None";

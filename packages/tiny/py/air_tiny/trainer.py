@@ -133,7 +133,7 @@ def main(argv=None):
         dist.barrier()
     if master:
         ck.broadcast(broadcasts, step - 1, model)  # the incoming policy, before waiting for its rollouts
-        say("ready", step=step, run_dir=run_dir, world_size=size)
+    say("ready", step=step, run_dir=run_dir, rank=rank, world_size=size)
     finished = False
     while not stopping:
         last = s["max_steps"] is not None and step >= s["max_steps"]
