@@ -37,6 +37,12 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   expect(prepared.primeStep).toBeUndefined();
   expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
+  // the previous run's final weights are not named as this run's
+  mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
+  writeFileSync(join(config.runDir, "final-weights.json"), "{}");
+  preparePrimeRlRunDir(config, 0, false);
+  expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
+  expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
 });
 
 test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {

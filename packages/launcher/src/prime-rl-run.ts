@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   checkpointDir,
@@ -50,6 +50,13 @@ export function preparePrimeRlRunDir(
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
+  // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
+  if (!resume)
+    for (const stale of [join(config.runDir, "final-weights"), join(config.runDir, "final-weights.json")])
+      if (existsSync(stale)) {
+        rmSync(stale, { recursive: true, force: true });
+        removed.push(stale);
+      }
   const ckpts = checkpointDir(paths.outputDir);
   for (const s of stepNumbers(ckpts))
     if (s > (primeStep ?? 0)) {
