@@ -109,7 +109,14 @@ export async function ensureImage(
         stream,
         (error) => (error ? reject(error) : resolve()),
         (event: { stream?: string; error?: string; errorDetail?: { message?: string } }) => {
-          if (event.stream) log.push(...event.stream.split("\n").filter((l) => l.trim()));
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes in docker's build output
+          const plain = (t: string) => t.replace(/\x1b\[[0-9;]*m/g, "");
+          if (event.stream)
+            log.push(
+              ...plain(event.stream)
+                .split("\n")
+                .filter((l) => l.trim()),
+            );
           if (event.error) log.push(`ERROR: ${event.errorDetail?.message ?? event.error}`);
         },
       );

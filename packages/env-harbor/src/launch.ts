@@ -1,6 +1,8 @@
-import { resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { CheckResult, LaunchHooks } from "@air/core";
 import { dockerReachable } from "@air/sandbox";
+import TOML from "@iarna/toml";
 import type { HarborConfig } from "./config.ts";
 import { DockerHarborRuntime } from "./docker-runtime.ts";
 import { localPlan } from "./local-plan.ts";
@@ -61,7 +63,56 @@ export async function harborPreflight(
   return out;
 }
 
-/** What the harbor env asks of the launcher: its preflight checks (images are built there, not named here). */
+/**
+ * The images a dataset's tasks start from (docker): every `FROM` of each task's Dockerfile that is not an earlier
+ * stage, and each prebuilt `docker_image`, after `base_images`. The launcher checks they are in the engine's
+ * store (images are never pulled) and, because the run uses docker, sweeps its containers at teardown. Folders
+ * that cannot be read are left to the preflight, which names them.
+ * @example baseImagesOf(config, "/repo/configs/harbor") // ["air-mlgym-test:latest"]
+ */
+export function baseImagesOf(config: HarborConfig, configDir: string): string[] {
+  const root = resolve(configDir, config.dataset);
+  const images = new Set<string>();
+  let names: string[] = [];
+  try {
+    names = config.tasks
+      ? [...config.tasks, ...(config.eval_tasks ?? [])]
+      : readdirSync(root, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+          .map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const mapped = (image: string) => config.base_images[image] ?? image;
+  for (const name of names) {
+    const dockerfile = join(root, name, "environment", "Dockerfile");
+    if (existsSync(dockerfile)) {
+      const stages = new Set<string>();
+      for (const m of readFileSync(dockerfile, "utf8").matchAll(
+        /^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim,
+      )) {
+        const image = m[1] as string;
+        if (!stages.has(image.toLowerCase()) && !image.includes("$")) images.add(mapped(image));
+        if (m[2]) stages.add(m[2].toLowerCase());
+      }
+      continue;
+    }
+    try {
+      const toml = TOML.parse(readFileSync(join(root, name, "task.toml"), "utf8")) as {
+        environment?: { docker_image?: unknown };
+      };
+      const image = toml.environment?.docker_image;
+      if (typeof image === "string") images.add(mapped(image));
+    } catch {
+      // the preflight reports the folder
+    }
+  }
+  return [...images].filter((i) => i !== "scratch").sort();
+}
+
+/** What the harbor env asks of the launcher: its preflight checks, and (docker) the base images its tasks start from. */
 export const harborLaunch: LaunchHooks<HarborConfig> = {
   preflight: harborPreflight,
+  needs: (config, ctx) =>
+    config.runtime === "docker" ? { dockerImages: baseImagesOf(config, ctx.configDir) } : {},
 };

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { harborConfigSchema } from "./config.ts";
 import { imageFor, mapBaseImages } from "./image.ts";
+import { baseImagesOf, harborLaunch } from "./launch.ts";
 import { localPlan } from "./local-plan.ts";
 import { loadHarborTask } from "./task.ts";
 import { OWN_TASKS, scratchDataset } from "./testing/fixtures.ts";
@@ -67,5 +69,26 @@ describe("base images", () => {
     expect(plain).toMatch(/^air-harbor\/hello-file:[0-9a-f]{12}$/);
     expect(imageFor(task, {})).toBe(plain);
     expect(imageFor(task, { "python:3.12-slim": "x" })).not.toBe(plain);
+  });
+});
+
+describe("what the launcher is told", () => {
+  test("the base images of the dataset's Dockerfiles (stages skipped, mapping applied)", async () => {
+    const d = await scratchDataset(["hello-file", "sum-numbers"], {
+      "hello-file/environment/Dockerfile":
+        "FROM python:3.12-slim AS build\nRUN true\nFROM build\nWORKDIR /app\n",
+    });
+    try {
+      const config = harborConfigSchema.parse({
+        dataset: d.dir,
+        base_images: { "python:3.12-slim": "py-local:1" },
+      });
+      expect(baseImagesOf(config, "/")).toEqual(["air-mlgym-test:latest", "py-local:1"]);
+      expect(harborLaunch.needs?.({ ...config, runtime: "local" }, { configDir: "/", runDir: "/x" })).toEqual(
+        {},
+      );
+    } finally {
+      await d.remove();
+    }
   });
 });
