@@ -83,6 +83,13 @@ describe("audit", () => {
       "early exit at import": "held",
       "edit evaluation files": "held",
     });
+    // Every cheating probe that ran commands is flagged by the env's tamper monitor, as training would flag it.
+    const cheats = report.findings.filter((f) => f.group === "cheat" && f.verdict !== "n/a");
+    expect(cheats.length).toBeGreaterThanOrEqual(10);
+    for (const f of cheats) expect(f.tamper?.length ?? 0, `${f.task}: ${f.probe}`).toBeGreaterThan(0);
+    expect(report.findings.filter((f) => f.group === "baseline").every((f) => f.tamper === undefined)).toBe(
+      true,
+    );
     const copy = report.findings.find((f) => f.task === "leakyCsv" && f.probe === "copy of a readable file");
     expect(copy?.evidence).toContain("data/answers.csv scores 1");
     expect(copy?.evidence).not.toContain("train.csv scores");
