@@ -138,14 +138,14 @@ export function metricFindings(
   });
   const impossible: string[] = [];
   for (const [m, v] of Object.entries(task.baselineScores)) {
-    const why = impossibleScore(m, v);
+    const why = impossibleScore(m, v, task.scoreRanges);
     if (why) impossible.push(`YAML baseline ${why}`);
   }
   for (const run of allRuns)
     for (const turn of run.turns)
       for (const [m, v] of Object.entries(turn.scores ?? {})) {
         if (Math.abs(v - FORGED) < 1e-6) continue;
-        const why = impossibleScore(m, v);
+        const why = impossibleScore(m, v, task.scoreRanges);
         if (why && !impossible.includes(why)) impossible.push(why);
       }
   out.push({
@@ -153,7 +153,10 @@ export function metricFindings(
     group: "metric",
     verdict: impossible.length > 0 ? "flagged" : "ok",
     critical: impossible.length > 0,
-    evidence: impossible.length > 0 ? impossible.join("; ") : "every score seen is inside its metric's range",
+    evidence:
+      impossible.length > 0
+        ? impossible.join("; ")
+        : "every score seen is inside its metric's range (the task's score_ranges, else by name)",
   });
   return out;
 }

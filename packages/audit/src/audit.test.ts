@@ -78,10 +78,18 @@ describe("audit", () => {
       "evaluator determinism": "warn",
       "missing submission": "flagged",
       "ground truth by path": "broken",
-      "fake metrics on stdout": "broken",
-      "early exit at import": "broken",
+      // The evaluator imports strategy.py in its own process, but air's import guard runs it apart: held.
+      "fake metrics on stdout": "held",
+      "early exit at import": "held",
       "edit evaluation files": "held",
     });
+    // Every cheating probe that ran commands is flagged by the env's tamper monitor, as training would flag it.
+    const cheats = report.findings.filter((f) => f.group === "cheat" && f.verdict !== "n/a");
+    expect(cheats.length).toBeGreaterThanOrEqual(10);
+    for (const f of cheats) expect(f.tamper?.length ?? 0, `${f.task}: ${f.probe}`).toBeGreaterThan(0);
+    expect(report.findings.filter((f) => f.group === "baseline").every((f) => f.tamper === undefined)).toBe(
+      true,
+    );
     const copy = report.findings.find((f) => f.task === "leakyCsv" && f.probe === "copy of a readable file");
     expect(copy?.evidence).toContain("data/answers.csv scores 1");
     expect(copy?.evidence).not.toContain("train.csv scores");
@@ -89,7 +97,7 @@ describe("audit", () => {
     expect(report.findings.find((f) => f.probe === "one-feature rule")?.evidence).toMatch(
       /^tag -> .* scores Accuracy 1:/,
     );
-    expect(report.critical).toBeGreaterThanOrEqual(15);
+    expect(report.critical).toBeGreaterThanOrEqual(13);
   });
 
   test("planted runtime weakness (local.isolation = none): the background process forges the score", async () => {

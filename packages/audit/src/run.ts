@@ -14,6 +14,7 @@ import {
 } from "@air/core";
 import { loadTaskSet, mlgymConfigSchema } from "@air/env-mlgym";
 import { scriptedConfigSchema, scriptedPolicyPlugin } from "@air/policy-scripted";
+import { tamperOf } from "@air/reward-delta";
 import { SANDBOX_WORKSPACE } from "@air/sandbox";
 import type { z } from "zod";
 import { baselineFindings, metricFindings } from "./analysis.ts";
@@ -175,12 +176,17 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
         const [bRuns, pRuns] = await Promise.all([baselineRuns, probeRuns]);
         const out: Finding[] = [
           ...baselineFindings(facts, bRuns).map((f) => ({ ...f, task: task.id })),
-          ...plans.map((p, i) => ({
-            task: task.id,
-            probe: p.probe,
-            group: p.group,
-            ...p.judge(pRuns[i] as ProbeRun),
-          })),
+          ...plans.map((p, i) => {
+            const run = pRuns[i] as ProbeRun;
+            const tamper = [...new Set(run.turns.flatMap((t) => tamperOf(t)))];
+            return {
+              task: task.id,
+              probe: p.probe,
+              group: p.group,
+              ...p.judge(run),
+              ...(tamper.length > 0 ? { tamper } : {}),
+            };
+          }),
           ...metricFindings(facts, bRuns, [...bRuns, ...pRuns]).map((f) => ({ ...f, task: task.id })),
         ];
         return out;

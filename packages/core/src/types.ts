@@ -23,6 +23,8 @@ export interface ScoreSpec {
   directions: Record<string, MetricDirection>;
   /** The task's baseline scores, the first "previous score" of a rollout. */
   baseline?: Record<string, number>;
+  /** Values each metric can take (either end open when undefined): a score outside is impossible, never paid. */
+  ranges?: Record<string, { min?: number; max?: number }>;
 }
 
 /** One unit of work for a rollout: a task instance, a dataset row, ... */

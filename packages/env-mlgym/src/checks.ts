@@ -3,6 +3,7 @@ import { basename, join, resolve } from "node:path";
 import type { CheckResult } from "@air/core";
 import { bwrapProblem } from "@air/sandbox";
 import type { MlgymConfig } from "./config.ts";
+import { forgeChecks } from "./guard/forgeable.ts";
 import { KNOWN_TASK_SECRET_FILES } from "./known-tasks.ts";
 import { loadTask, type Task, taskFile } from "./task.ts";
 
@@ -59,18 +60,25 @@ function taskChecks(label: string, task: Task, root: string): CheckResult[] {
 /**
  * Checks before a run (`rl validate`, `rl check`): loads every task of the config (task YAML, dataset YAMLs,
  * `data_path`, starter code, sample submission, evaluation files, baseline scores) and, for the local
- * runtime, that bubblewrap can start a sandbox. A failure names the exact missing path and, where one is
+ * runtime, that bubblewrap can start a sandbox; and that no task is forgeable (`forgeChecks`: an evaluation
+ * that cannot keep the agent's code out of the scorer's process, or a critical finding of the latest audit in
+ * `<runDir>/air.db`) unless `env.allow_forgeable` names it. A failure names the exact missing path and, where one is
  * known, the command that makes it (e.g. house price's `_helpers/_generate_split.py`). Never throws.
  * @example
  * const results = await checkTasks(config, "/work/main");
  * results.filter((r) => r.status === "fail").map((r) => r.message)
  */
-export async function checkTasks(config: MlgymConfig, configDir: string): Promise<CheckResult[]> {
+export async function checkTasks(
+  config: MlgymConfig,
+  configDir: string,
+  runDir?: string,
+): Promise<CheckResult[]> {
   const root = resolve(configDir, config.mlgym_root);
   if (!existsSync(root))
     return [fail("MLGym root", `${root} does not exist (env.mlgym_root = "${config.mlgym_root}")`)];
   const out: CheckResult[] = [ok("MLGym root", root)];
   const seen = new Set<string>();
+  const loaded: { name: string; task: Task }[] = [];
   for (const name of new Set([...config.tasks, ...(config.eval_tasks ?? [])])) {
     const label = `task ${name}`;
     const file = taskFile(root, name);
@@ -89,10 +97,12 @@ export async function checkTasks(config: MlgymConfig, configDir: string): Promis
       seen.add(task.id);
       out.push(ok(label, task.id === name ? file : `${file} (id ${task.id})`));
       out.push(...taskChecks(label, task, root));
+      loaded.push({ name, task });
     } catch (error) {
       out.push(fail(label, (error as Error).message));
     }
   }
+  out.push(...forgeChecks(loaded, config.allow_forgeable, runDir));
   if (config.runtime === "local" && config.local.isolation === "bwrap") {
     const asRoot = process.getuid?.() === 0;
     const problem = await bwrapProblem(asRoot ? { kind: "setpriv", uid: 65534 } : { kind: "userns" });

@@ -117,6 +117,19 @@ export const mlgymConfigSchema = z
       .record(z.string(), z.string())
       .default({})
       .describe("per task id: the metric rewards follow"),
+    proxy_call_timeout_s: z
+      .number()
+      .positive()
+      .default(60)
+      .describe(
+        "Python-submission tasks: seconds one call from the evaluation into the agent's module (run in a separate process) may take; past it the evaluation ends without a score",
+      ),
+    allow_forgeable: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "tasks (names or ids) to train on although their audit has a critical finding or their evaluation cannot keep the agent's code out of the scorer's process",
+      ),
     secret_files: z
       .record(z.string(), z.array(z.string()))
       .default({})

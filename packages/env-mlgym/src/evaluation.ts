@@ -1,5 +1,6 @@
 import type { Sandbox } from "@air/sandbox";
 import { shellQuote } from "@air/sandbox";
+import { DEFAULT_PROXY_CALL_TIMEOUT_S, GUARD_EXIT, guarded, guardedCommand } from "./guard/guard.ts";
 import { canonicalScores } from "./known-tasks.ts";
 import type { Task } from "./task.ts";
 
@@ -53,7 +54,7 @@ export function parseMetrics(stdout: string): Record<string, number> | undefined
 export async function evaluateTask(
   sandbox: Sandbox,
   task: Task,
-  options: { python: string; timeoutMs: number },
+  options: { python: string; timeoutMs: number; proxyCallTimeoutS?: number },
 ): Promise<EvaluationResult> {
   const script = task.evaluationPaths[0] as string;
   const ws = sandbox.workspace;
@@ -103,12 +104,23 @@ export async function evaluateTask(
     }
     default:
       artefact = ws;
-      command = `${options.python} ${shellQuote(script)}`;
+      command = guarded(task)
+        ? guardedCommand(
+            task,
+            options.python,
+            script,
+            options.proxyCallTimeoutS ?? DEFAULT_PROXY_CALL_TIMEOUT_S,
+          )
+        : `${options.python} ${shellQuote(script)}`;
   }
   const out = await sandbox.evaluate({ command, timeoutMs: options.timeoutMs });
   if (out.timedOut)
     return { ok: false, error: `Evaluation timed out after ${Math.round(options.timeoutMs / 1000)} s.` };
   const scores = out.exitCode === 0 ? parseMetrics(out.stdout) : undefined;
+  if (out.exitCode === GUARD_EXIT && guarded(task)) {
+    const said = out.stderr.split("\n").filter((l) => l.startsWith("air import guard: "));
+    if (said.length > 0) return { ok: false, error: `Evaluation error: ${said.at(-1)?.slice(18)} No score.` };
+  }
   if (!scores) {
     const detail = `${out.stdout}\n${out.stderr}`.trim().slice(-2000);
     return {

@@ -66,6 +66,18 @@ export function canonicalScores(scores: Record<string, number>, names: string[])
 }
 
 /**
+ * Score bounds of MLGym's known games, from their payoff structure: battleOfSexes pays the row player 0, 1 or 2
+ * per round, prisonersDilemma 0, 1, 3 or 5, blotto −1, 0 or 1 per game; the Score is a mean of those. Used
+ * when the task YAML has no `score_ranges`.
+ * @example KNOWN_TASK_SCORE_RANGES.blotto?.Score // { min: -1, max: 1 }
+ */
+export const KNOWN_TASK_SCORE_RANGES: Record<string, Record<string, { min?: number; max?: number }>> = {
+  battleOfSexes: { Score: { min: 0, max: 2 } },
+  prisonersDilemma: { Score: { min: 0, max: 5 } },
+  blotto: { Score: { min: -1, max: 1 } },
+};
+
+/**
  * Evaluation-only files of MLGym's known tasks (relative to the MLGym root), used when the task YAML lists
  * no `secret_files`: the ground truth of the CSV tasks. Entries that do not exist on disk are skipped.
  * @example KNOWN_TASK_SECRET_FILES.titanicSurvival // ["data/titanic/data/ground_truth.csv"]

@@ -11,7 +11,7 @@ import { checkDockerHosts, hostSpecs } from "./hosts.ts";
  */
 export async function mlgymPreflight(config: MlgymConfig, ctx: LaunchContext): Promise<CheckResult[]> {
   const [tasks, hosts] = await Promise.all([
-    checkTasks(config, ctx.configDir),
+    checkTasks(config, ctx.configDir, ctx.runDir),
     checkDockerHosts(config, ctx.configDir),
   ]);
   return [...tasks, ...hosts];

@@ -95,6 +95,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
           priorityMetric: task.priorityMetric,
           directions: task.directions,
           baseline: task.baselineScores,
+          ranges: task.scoreRanges,
         },
       }));
     });

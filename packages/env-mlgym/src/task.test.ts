@@ -106,3 +106,13 @@ describe("loadTask", () => {
     );
   });
 });
+
+describe("score ranges", () => {
+  test("the YAML's score_ranges, else the known games' payoff bounds, else none", async () => {
+    const own = await loadTask(REPO_ROOT, "rpsTournament");
+    expect(own.scoreRanges).toEqual({ Score: { min: -1, max: 1 } });
+    const known = await loadTask(join(import.meta.dir, "..", "fixtures", "known-game"), "prisonersDilemma");
+    expect(known.scoreRanges).toEqual({ Score: { min: 0, max: 5 } });
+    expect((await loadTask(REPO_ROOT, "apartmentRent")).scoreRanges).toEqual({});
+  });
+});

@@ -4,7 +4,12 @@ import { basename, isAbsolute, join, resolve } from "node:path";
 import { AirError, type MetricDirection } from "@air/core";
 import YAML from "yaml";
 import { z } from "zod";
-import { KNOWN_TASK_PRISTINE_FILES, KNOWN_TASK_SECRET_FILES, metricDirection } from "./known-tasks.ts";
+import {
+  KNOWN_TASK_PRISTINE_FILES,
+  KNOWN_TASK_SCORE_RANGES,
+  KNOWN_TASK_SECRET_FILES,
+  metricDirection,
+} from "./known-tasks.ts";
 
 /**
  * MLGym's task classes; each evaluates its artefact differently.
@@ -41,6 +46,14 @@ const taskYaml = z.object({
   pristine_files: z.array(z.string().min(1)).optional(),
   memory_path: z.string().nullish(),
   metric_directions: z.record(z.string(), z.enum(["maximize", "minimize"])).default({}),
+  score_ranges: z
+    .record(
+      z.string(),
+      z
+        .tuple([z.number().nullable(), z.number().nullable()])
+        .refine(([lo, hi]) => lo === null || hi === null || lo <= hi, "expected [min, max] with min <= max"),
+    )
+    .optional(),
 });
 
 const datasetYaml = z.object({
@@ -92,6 +105,11 @@ export interface Task {
   memoryPath?: string;
   requirementsPath?: string;
   directions: Record<string, MetricDirection>;
+  /**
+   * Values each metric can take (air extension `score_ranges: { Score: [min, max] }`, null for an open end;
+   * default `KNOWN_TASK_SCORE_RANGES` for MLGym's games): a score outside is impossible and never rewarded.
+   */
+  scoreRanges: Record<string, { min?: number; max?: number }>;
   priorityMetric: string;
   /** The YAML file it was read from. */
   file: string;
@@ -229,6 +247,14 @@ export async function loadTask(
     memoryPath: t.memory_path ?? undefined,
     requirementsPath: t.requirements_path ?? undefined,
     directions,
+    scoreRanges: t.score_ranges
+      ? Object.fromEntries(
+          Object.entries(t.score_ranges).map(([m, [lo, hi]]) => [
+            canonicalMetric(m, metrics) ?? m,
+            { ...(lo === null ? {} : { min: lo }), ...(hi === null ? {} : { max: hi }) },
+          ]),
+        )
+      : (KNOWN_TASK_SCORE_RANGES[t.id] ?? {}),
     priorityMetric:
       canonicalMetric(overrides.priorityMetric, metrics) ?? metrics[0] ?? Object.keys(declared)[0] ?? "Score",
     file,

@@ -43,12 +43,32 @@ export function metricRange(metric: string): MetricRange | undefined {
   return RANGES[name] ?? RANGES[name.replace(/^(val|valid|validation|test|eval)/, "")];
 }
 
+/** `ranges[metric]` (ignoring case) as a `MetricRange`, when the task declares one. */
+function declaredRange(
+  ranges: Record<string, { min?: number; max?: number }> | undefined,
+  metric: string,
+): MetricRange | undefined {
+  if (!ranges) return undefined;
+  const key =
+    Object.keys(ranges).find((k) => k === metric) ??
+    Object.keys(ranges).find((k) => k.toLowerCase() === metric.toLowerCase());
+  const r = key === undefined ? undefined : ranges[key];
+  if (!r || (r.min === undefined && r.max === undefined)) return undefined;
+  return { ...r, what: `in [${r.min ?? "-inf"}, ${r.max ?? "inf"}] for this task` };
+}
+
 /**
- * Why `value` cannot be a score of `metric` (outside its plausible range), or undefined when it can.
+ * Why `value` cannot be a score of `metric` (outside the task's declared range, `ScoreSpec.ranges`, else the
+ * metric's plausible range by name), or undefined when it can.
  * @example impossibleScore("r2", 1.3) // "r2 = 1.3 is impossible (r2 is at most 1)"
+ * @example impossibleScore("Score", 9, { Score: { min: 0, max: 2 } }) // "Score = 9 is impossible (Score is in [0, 2] for this task)"
  */
-export function impossibleScore(metric: string, value: number): string | undefined {
-  const range = metricRange(metric);
+export function impossibleScore(
+  metric: string,
+  value: number,
+  ranges?: Record<string, { min?: number; max?: number }>,
+): string | undefined {
+  const range = declaredRange(ranges, metric) ?? metricRange(metric);
   if (!range) return undefined;
   const tolerance = 1e-9;
   const low = range.min !== undefined && value < range.min - tolerance;

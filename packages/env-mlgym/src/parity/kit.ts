@@ -103,6 +103,7 @@ export function parityTask(workspace: string): Task {
     pristineFiles: [],
     datasets: [],
     directions: {},
+    scoreRanges: {},
     priorityMetric: "Score",
     file: join(workspace, "parity.yaml"),
   };

@@ -1,0 +1,37 @@
+import { readFileSync } from "node:fs";
+import { shellQuote } from "@air/sandbox";
+import type { Task } from "../task.ts";
+import { guardNames, proxyProblem } from "./forgeable.ts";
+
+/** Source of air's import guard (`import-guard.py`), run with `python -c`. */
+export const IMPORT_GUARD = readFileSync(new URL("./import-guard.py", import.meta.url), "utf8");
+
+/** Exit status of an evaluation the guard ended (a proxy call hung, a value could not cross, the agent's process died). */
+export const GUARD_EXIT = 86;
+
+/** Default seconds one call into the agent's module may take before the evaluation ends without a score. */
+export const DEFAULT_PROXY_CALL_TIMEOUT_S = 60;
+
+/**
+ * Whether `task`'s evaluation runs under the import guard: MLGym's Python-submission tasks, unless their
+ * interface cannot be proxied (`proxyProblem`: then the evaluation imports the agent's code as upstream does,
+ * and `rl check` fails unless `env.allow_forgeable` names the task).
+ */
+export function guarded(task: Task): boolean {
+  return task.entrypoint === "PythonSubmissionTasks" && proxyProblem(task) === undefined;
+}
+
+/**
+ * The shell command that runs `script` (workspace-relative) unchanged under the import guard: workspace modules
+ * the agent wrote run in a separate confined process behind a proxy; only the evaluation's own output counts.
+ * @example guardedCommand(task, "python", "evaluate.py", 60) // "python -c '…' --trusted evaluate.py,target.py … -- evaluate.py"
+ */
+export function guardedCommand(task: Task, python: string, script: string, callTimeoutS: number): string {
+  const { trusted, hidden } = guardNames(task);
+  const options = [
+    ["--trusted", trusted.join(",")],
+    ["--hidden", hidden.join(",")],
+    ["--call-timeout-s", String(callTimeoutS)],
+  ].flatMap(([k, v]) => (v ? [k as string, shellQuote(v)] : []));
+  return `${python} -c ${shellQuote(IMPORT_GUARD)} ${options.join(" ")} -- ${shellQuote(script)}`;
+}
