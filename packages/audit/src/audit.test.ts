@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { loadConfig, PluginRegistry } from "@air/core";
 import { mlgymPlugin } from "@air/env-mlgym";
 import { openStore, readLatestAudits } from "@air/logger-sqlite";
+import { readEvaluationNoise } from "@air/logger-sqlite/read";
 import { scriptedPolicyPlugin } from "@air/policy-scripted";
 import { deltaReward } from "@air/reward-delta";
 import { type AuditReport, auditConfig } from "./run.ts";
@@ -53,8 +54,12 @@ describe("audit", () => {
     expect(verdicts(report, "rpsTournament")["evaluator determinism"]).toBe("ok");
     const json = JSON.parse(readFileSync(report.files.json, "utf8")) as AuditReport;
     expect(json.findings).toHaveLength(report.findings.length);
-    const rows = readLatestAudits(openStore(report.files.sqlite, { readonly: true }));
-    expect(rows).toHaveLength(report.findings.length);
+    const db = openStore(report.files.sqlite, { readonly: true });
+    expect(readLatestAudits(db)).toHaveLength(report.findings.length);
+    // Both evaluators are deterministic: zero noise, measured over the repeats and stored for readers.
+    expect(verdicts(report, "apartmentRent")["evaluation noise"]).toBe("ok");
+    expect(readEvaluationNoise(db)).toEqual({ apartmentRent: 0, rpsTournament: 0 });
+    db.$client.close();
   });
 
   test("planted leaks (fixtures/mlgym, bwrap sandbox): every task-level probe catches its leak", async () => {
@@ -90,6 +95,10 @@ describe("audit", () => {
     expect(report.findings.filter((f) => f.group === "baseline").every((f) => f.tamper === undefined)).toBe(
       true,
     );
+    // leakyGame's simulation is unseeded: its baseline repeats spread.
+    const noise = report.findings.find((f) => f.task === "leakyGame" && f.probe === "evaluation noise");
+    expect(noise?.score).toBeGreaterThan(0);
+    expect(noise?.evidence).toMatch(/^std [\d.e-]+ of Score over 2 baseline evaluations/);
     const copy = report.findings.find((f) => f.task === "leakyCsv" && f.probe === "copy of a readable file");
     expect(copy?.evidence).toContain("data/answers.csv scores 1");
     expect(copy?.evidence).not.toContain("train.csv scores");

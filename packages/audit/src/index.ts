@@ -1,5 +1,6 @@
 export { baselineFindings, meanStd, metricFindings } from "./analysis.ts";
 export { type GroundTruth, importedModules, namedFiles, type TaskFacts, taskFacts } from "./facts.ts";
+export { noiseFinding } from "./noise.ts";
 export {
   baselinePlan,
   forgeryPlans,

@@ -20,6 +20,7 @@ import type { z } from "zod";
 import { baselineFindings, metricFindings } from "./analysis.ts";
 import { type TaskFacts, taskFacts } from "./facts.ts";
 import { auditHarbor } from "./harbor.ts";
+import { noiseFinding } from "./noise.ts";
 import { baselinePlan, forgeryPlans, type ProbePlan, readPlans, trivialPlans } from "./probes.ts";
 import { formatTable } from "./report.ts";
 import { storeAudit } from "./store.ts";
@@ -176,6 +177,7 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
         const [bRuns, pRuns] = await Promise.all([baselineRuns, probeRuns]);
         const out: Finding[] = [
           ...baselineFindings(facts, bRuns).map((f) => ({ ...f, task: task.id })),
+          ...(facts.baselineRunnable ? [{ ...noiseFinding(facts, bRuns), task: task.id }] : []),
           ...plans.map((p, i) => {
             const run = pRuns[i] as ProbeRun;
             const tamper = [...new Set(run.turns.flatMap((t) => tamperOf(t)))];

@@ -24,6 +24,8 @@ export function deltaRewards(
   trajectory: Trajectory,
   config: DeltaConfig,
   warn: Warn = () => {},
+  /** The smallest change that counts, in metric units (`min_improvement` resolved; default its number or 0). */
+  minChange: number = typeof config.min_improvement === "number" ? config.min_improvement : 0,
 ): Required<RewardResult> {
   const metric = resolveMetric(trajectory.score, config);
   const turns = trajectory.turns;
@@ -42,7 +44,7 @@ export function deltaRewards(
       tamper_turns: turns.filter((t) => tamperOf(t).length > 0).length,
     });
   }
-  return scoreWithMetric(trajectory, metric, config, warn);
+  return scoreWithMetric(trajectory, metric, config, warn, minChange);
 }
 
 function scoreWithMetric(
@@ -50,6 +52,7 @@ function scoreWithMetric(
   metric: ResolvedMetric,
   config: DeltaConfig,
   warn: Warn,
+  minChange: number,
 ): Required<RewardResult> {
   const counts = emptyCounts();
   const values: number[] = [];
@@ -108,6 +111,11 @@ function scoreWithMetric(
       values.push(0);
       continue;
     }
+    if (minChange > 0 && Math.abs(score.value - reference) < minChange) {
+      counts.below_min_turns++;
+      values.push(0);
+      continue;
+    }
     const improvement = (metric.sign * (score.value - reference)) / divisor();
     if (improvement > 0) counts.improved_turns++;
     if (improvement < 0) counts.worsened_turns++;
@@ -117,7 +125,8 @@ function scoreWithMetric(
   if (final === undefined || start === undefined) {
     counts.no_score = 1;
   } else {
-    const improvement = metric.sign * (final - start);
+    const raw = metric.sign * (final - start);
+    const improvement = Math.abs(raw) < minChange ? 0 : raw;
     counts.final_improvement = improvement;
     const last = values.length - 1;
     if (config.terminal_weight !== 0 && last >= 0)
@@ -147,6 +156,7 @@ function emptyCounts() {
     no_metric: 0,
     ignored_kind_turns: 0,
     tamper_turns: 0,
+    below_min_turns: 0,
   };
 }
 

@@ -50,6 +50,12 @@ export const deltaConfigSchema = z.object({
     .describe(
       'turns the env flagged as tampering (`info.tamper`: reading ground truth, changing evaluation files, printing metric JSON, …): "keep" pays them as usual (counted in tamper_turns), "zero" gives them 0 and keeps their score out of the reference',
     ),
+  min_improvement: z
+    .union([z.number().finite().min(0), z.literal("noise")])
+    .default(0)
+    .describe(
+      'a change of the metric smaller than this (either way, in metric units) earns 0 and leaves the reference where it was; "noise": each task\'s evaluation noise from the latest `bun run audit` in <run dir>/air.db',
+    ),
   missing_baseline: z
     .enum(["first_score", "zero"])
     .default("first_score")

@@ -1,5 +1,6 @@
 import { definePlugin } from "@air/core";
 import { deltaRewards } from "./delta.ts";
+import { readRunNoise } from "./noise.ts";
 import { deltaConfigSchema } from "./options.ts";
 
 /**
@@ -17,7 +18,24 @@ export const deltaReward = definePlugin({
   kind: "reward",
   description: "improvement of the priority metric at each validate/submit, aware of metric direction",
   configSchema: deltaConfigSchema,
-  create: (config, ctx) => ({
-    score: (trajectory) => deltaRewards(trajectory, config, (message) => ctx.log.warn(message)),
-  }),
+  create: (config, ctx) => {
+    const warn = (message: string) => ctx.log.warn(message);
+    if (config.min_improvement !== "noise")
+      return { score: (trajectory) => deltaRewards(trajectory, config, warn) };
+    const noise = readRunNoise(ctx.runDir);
+    ctx.log.info(`delta: min_improvement = evaluation noise per task ${JSON.stringify(noise)}`);
+    const unknown = new Set<string>();
+    return {
+      score: (trajectory) => {
+        const min = noise[trajectory.task];
+        if (min === undefined && !unknown.has(trajectory.task)) {
+          unknown.add(trajectory.task);
+          warn(
+            `delta: no evaluation noise for task ${trajectory.task} in the latest audit; every change counts`,
+          );
+        }
+        return deltaRewards(trajectory, config, warn, min ?? 0);
+      },
+    };
+  },
 });

@@ -110,6 +110,23 @@ describe("package manifests", () => {
     expect(own).toEqual([]);
   });
 
+  test("@air/viz reads the store only through @air/logger-sqlite/read, and core only for types", () => {
+    // Importing air-agent files and computing eval comparisons (AUP) are the `viz` command's job
+    // (packages/launcher/src/viz-command.ts, viz-compare.ts); the dashboard only reads and draws.
+    const dir = join(PACKAGES, "viz");
+    const wrong: string[] = [];
+    for (const file of sourceFiles(dir).filter((f) => !isTestFile(relative(dir, f)))) {
+      for (const line of readFileSync(file, "utf8").split("\n"))
+        for (const { pkg, subpath } of airSpecifiers(line)) {
+          const ok =
+            (pkg === "@air/logger-sqlite" && subpath === "/read") ||
+            (pkg === "@air/core" && /^\s*import type /.test(line));
+          if (!ok) wrong.push(`${relative(PACKAGES, file)}: ${pkg}${subpath}`);
+        }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   const dirs = packageDirs();
   const names = new Set(
     dirs.map((d) => (JSON.parse(readFileSync(join(d, "package.json"), "utf8")) as Manifest).name),

@@ -4,17 +4,18 @@ import {
   exportAirAgent,
   getRun,
   groupNodes,
-  openStore,
+  openStoreReadOnly,
   readTrajectory,
   runStatus,
   type StoreDb,
   taskSummary,
-} from "@air/logger-sqlite";
+} from "@air/logger-sqlite/read";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ComparisonView } from "./compare.ts";
 import { comparePage as evalComparePage } from "./pages/compare.ts";
 import { groupPage } from "./pages/group.ts";
+import { replayForm } from "./pages/replay.ts";
 import { flatPanel, runPage } from "./pages/run.ts";
 import { runsPage } from "./pages/runs.ts";
 import { systemFragment, systemPage } from "./pages/system.ts";
@@ -22,6 +23,7 @@ import { tasksPage } from "./pages/tasks.ts";
 import { trajectoriesPage } from "./pages/trajectories.ts";
 import { comparePage, trajectoryFacts, trajectoryPage, turnList } from "./pages/trajectory.ts";
 import { runCharts, runsJson, tasksJson } from "./queries.ts";
+import { addReplayRoutes, type ReplayRunner } from "./replay.ts";
 import { trajectoryQuery } from "./trajectories.ts";
 import { buildGroupTree } from "./tree.ts";
 
@@ -50,6 +52,10 @@ export interface AppOptions {
   keepAliveMs?: number;
   /** `eval compare` results to show at `/eval-compare` (`viz --compare a.json,b.json`). */
   comparison?: ComparisonView;
+  /** Runs the trajectory page's Replay button (`bun run viz` passes `@air/replay`); without it there is no button. */
+  replay?: ReplayRunner;
+  /** A replay started from the dashboard is aborted after this long (default 10 minutes). */
+  replayTimeoutMs?: number;
 }
 
 function notFound(c: Context, what: string) {
@@ -64,7 +70,7 @@ function notFound(c: Context, what: string) {
  * const res = await app.request("/runs/1/trajectories?page=2");
  */
 export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
-  const db = openStore(dbPath, { readonly: true });
+  const db = openStoreReadOnly(dbPath);
   const files = Object.fromEntries(Object.entries(STATIC).map(([f, s]) => [f, readFileSync(s.path, "utf8")]));
   const checkMs = options.streamCheckMs ?? 500;
   const keepAliveMs = options.keepAliveMs ?? 5000;
@@ -128,7 +134,8 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     if (!stored) return notFound(c, "trajectory");
     const groupId = stored.trajectory.groupId;
     const tree = buildGroupTree(groupNodes(db, r.id, groupId));
-    return c.html(trajectoryPage(r, stored, tree ? { groupId, tree } : undefined));
+    const button = options.replay && r.runDir ? replayForm(r.id, stored.trajectory.rolloutId) : undefined;
+    return c.html(trajectoryPage(r, stored, tree ? { groupId, tree } : undefined, button));
   });
   app.get("/runs/:run/groups/:group", (c) => {
     const r = run(c);
@@ -210,7 +217,14 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     const r = run(c);
     return r ? c.json(tasksJson(taskSummary(db, r.id))) : c.json({ error: "run not found" }, 404);
   });
+  const replays = addReplayRoutes(app, run, { runner: options.replay, timeoutMs: options.replayTimeoutMs });
   app.notFound((c) => notFound(c, c.req.path));
   app.onError((error, c) => c.text(`server error: ${error.message}`, 500));
-  return Object.assign(app, { db, close: () => db.$client.close() });
+  return Object.assign(app, {
+    db,
+    close: () => {
+      replays.abortAll();
+      db.$client.close();
+    },
+  });
 }

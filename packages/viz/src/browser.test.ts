@@ -5,10 +5,9 @@ import { join, resolve } from "node:path";
 import { openStore, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import { type BrowserContext, chromium } from "playwright-core";
-import { readComparison } from "./compare.ts";
 import { serve, type VizServer } from "./serve.ts";
+import { comparisonFixture } from "./test-comparison.ts";
 import { runTreeFixture } from "./test-tree.ts";
-import { taskFigures, writeReport } from "./testing.ts";
 
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-browser-"));
@@ -21,19 +20,7 @@ beforeAll(async () => {
   const run = await runFixture({ dir, maxSteps: 4, evalEvery: 2 });
   expect(run.summary.status).toBe("completed");
   dbPath = run.dbPath;
-  const reports = [
-    writeReport(join(dir, "step-0.json"), "step-0", [
-      taskFigures("titanic", 0.78, 0.77),
-      taskFigures("houses", 1.05, 0.9),
-      taskFigures("blotto", 0.4, 0.2),
-    ]),
-    writeReport(join(dir, "step-50.json"), "step-50", [
-      taskFigures("titanic", 0.85, 0.84),
-      taskFigures("houses", 1.2, 1.2),
-      taskFigures("blotto", 1.3, 1.1),
-    ]),
-  ];
-  server = serve({ dbPath, port: 0, comparison: readComparison(reports) });
+  server = serve({ dbPath, port: 0, comparison: comparisonFixture() });
   browser = await chromium.launchPersistentContext(join(dir, "profile"), {
     executablePath: "/usr/bin/chromium",
     headless: true,

@@ -1,4 +1,4 @@
-import type { EvalRolloutRow } from "@air/logger-sqlite";
+import type { EvalRolloutRow } from "@air/logger-sqlite/read";
 
 export type Point = [number, number];
 

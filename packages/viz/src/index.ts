@@ -1,3 +1,5 @@
-export { createApp, type VizApp } from "./app.ts";
-export { vizMain } from "./cli.ts";
-export { resolveStore, type ServeOptions, serve, type VizServer } from "./serve.ts";
+export { type AppOptions, createApp, type VizApp } from "./app.ts";
+export type { ComparisonView, ProfileChart } from "./compare.ts";
+export type { Point } from "./derived.ts";
+export type { ReplayJob, ReplayRunner } from "./replay.ts";
+export { type ServeOptions, serve, type VizServer } from "./serve.ts";

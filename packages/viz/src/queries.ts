@@ -5,6 +5,7 @@ import {
   metricRows,
   passAtK,
   type RunRecord,
+  readEvaluationNoise,
   type StoreDb,
   sampleAdvantages,
   stepRows,
@@ -12,7 +13,7 @@ import {
   taskScoresPerStep,
   trajectoryStepStats,
   turnErrorsPerStep,
-} from "@air/logger-sqlite";
+} from "@air/logger-sqlite/read";
 import { advantageHeatmap, type Heatmap, type Point, passAtKOverSteps } from "./derived.ts";
 
 export type RunRow = RunRecord;
@@ -97,9 +98,15 @@ export function runSeries(
     push(out, "derived/evaluation_errors", r.step, r.evaluation);
     push(out, "derived/timeouts", r.step, r.timeouts);
   }
+  // The audit's evaluation noise (std of repeated baseline scores), drawn as a band of ± 1 std around the baseline.
+  const noise = readEvaluationNoise(db);
   for (const r of taskScoresPerStep(db, runId)) {
     push(out, `task/${r.task}/final_score`, r.step, r.finalScore);
     push(out, `task/${r.task}/baseline`, r.step, r.baselineScore);
+    const std = noise[r.task];
+    if (std === undefined || std <= 0 || r.baselineScore === null) continue;
+    push(out, `task/${r.task}/noise_high`, r.step, r.baselineScore + std);
+    push(out, `task/${r.task}/noise_low`, r.step, r.baselineScore - std);
   }
   let previousEnd: number | null = null;
   for (const s of stepRows(db, runId)) {

@@ -1,42 +1,10 @@
-import { existsSync, mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { importAirAgent, openStore, readAirAgentFiles } from "@air/logger-sqlite";
-import { createApp, type VizApp } from "./app.ts";
-import type { ComparisonView } from "./compare.ts";
+import { type AppOptions, createApp, type VizApp } from "./app.ts";
 
-/**
- * Finds the store for a `bun run viz` argument: a run dir (its `air.db`), a database file, or air-agent
- * trajectory JSON (a file or a folder of them), which is imported into a fresh database under the temp dir.
- * @example resolveStore("outputs/quickstart") // → { dbPath: "outputs/quickstart/air.db", imported: false }
- */
-export function resolveStore(target: string | undefined): { dbPath: string; imported: boolean } {
-  if (target === undefined) {
-    // Nothing to show but an eval comparison: an empty store keeps every page working.
-    const dbPath = join(mkdtempSync(join(tmpdir(), "air-viz-")), "air.db");
-    openStore(dbPath).$client.close();
-    return { dbPath, imported: false };
-  }
-  if (!existsSync(target)) throw new Error(`no such file or directory: ${target}`);
-  const isDir = statSync(target).isDirectory();
-  if (isDir && existsSync(join(target, "air.db"))) return { dbPath: join(target, "air.db"), imported: false };
-  if (!isDir && !target.endsWith(".json")) return { dbPath: target, imported: false };
-  const { records, name } = readAirAgentFiles(target);
-  if (records.length === 0) throw new Error(`${target} has no air.db and no air-agent *.json trajectories`);
-  const dbPath = join(mkdtempSync(join(tmpdir(), "air-viz-")), "air.db");
-  const db = openStore(dbPath);
-  importAirAgent(db, records, name);
-  db.$client.close();
-  return { dbPath, imported: true };
-}
-
-export interface ServeOptions {
+export interface ServeOptions extends AppOptions {
   dbPath: string;
   port?: number;
   /** Interface to bind; 127.0.0.1 unless asked otherwise. */
   host?: string;
-  /** `eval compare` results shown at `/eval-compare`. */
-  comparison?: ComparisonView;
 }
 
 export interface VizServer {
@@ -50,10 +18,11 @@ export interface VizServer {
  * @example const server = serve({ dbPath: "outputs/run/air.db", port: 8700 }); console.log(server.url);
  */
 export function serve(options: ServeOptions): VizServer {
-  const app = createApp(options.dbPath, { comparison: options.comparison });
-  const hostname = options.host ?? "127.0.0.1";
+  const { dbPath, port, host, ...appOptions } = options;
+  const app = createApp(dbPath, appOptions);
+  const hostname = host ?? "127.0.0.1";
   // Live pages hold a server-sent-events stream open; it sends a keep-alive every 5 s, within this timeout.
-  const server = Bun.serve({ fetch: app.fetch, port: options.port ?? 8700, hostname, idleTimeout: 30 });
+  const server = Bun.serve({ fetch: app.fetch, port: port ?? 8700, hostname, idleTimeout: 30 });
   return {
     url: `http://${hostname}:${server.port}/`,
     app,

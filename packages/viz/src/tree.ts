@@ -1,4 +1,4 @@
-import type { GroupNodeRow } from "@air/logger-sqlite";
+import type { GroupNodeRow } from "@air/logger-sqlite/read";
 
 /** One node of a tree rollout as the dashboard shows it, built from its stored row. */
 export interface TreeNode {

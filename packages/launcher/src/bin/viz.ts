@@ -1,4 +1,4 @@
 #!/usr/bin/env bun
-import { vizMain } from "@air/viz";
+import { vizMain } from "../viz-command.ts";
 
 process.exitCode = await vizMain(process.argv.slice(2));

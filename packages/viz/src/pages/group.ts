@@ -1,4 +1,4 @@
-import type { GroupNodeRow } from "@air/logger-sqlite";
+import type { GroupNodeRow } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { type Html, layout, num, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";

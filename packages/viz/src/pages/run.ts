@@ -1,4 +1,4 @@
-import { flatRewardRows, liveStatus, metricNames, type StoreDb } from "@air/logger-sqlite";
+import { flatRewardRows, liveStatus, metricNames, type StoreDb } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, chart, type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
@@ -53,7 +53,9 @@ export function runPage(db: StoreDb, run: RunRow): Html {
   const groups = [
     group("Reward and scores", [
       chart("Reward (mean, min, max)", ["reward/mean", "reward/min", "reward/max"]),
-      chart("Final score vs baseline per task (dashed: baseline)", ["task/*"]),
+      chart("Final score vs baseline per task (dashed: baseline; shaded: ± the audit's evaluation noise)", [
+        "task/*",
+      ]),
       chart("Improvement per episode", ["derived/improvement_per_episode"], { xLabel: "episode" }),
       chart("Validate rate", ["derived/validate_rate"], { unit: "percent" }),
     ]),

@@ -1,4 +1,4 @@
-import { listRuns, type StoreDb } from "@air/logger-sqlite";
+import { listRuns, type StoreDb } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { type Html, layout, num, time } from "../html.ts";
 

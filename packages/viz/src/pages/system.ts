@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { liveStatus, type StoreDb, systemState } from "@air/logger-sqlite";
+import { liveStatus, type StoreDb, systemState } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, type Html, layout, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";

@@ -1,4 +1,4 @@
-import { readLatestAudits, type StoreDb, storedEvaluations, taskSummary } from "@air/logger-sqlite";
+import { readLatestAudits, type StoreDb, storedEvaluations, taskSummary } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { type Html, layout, num, pct, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";

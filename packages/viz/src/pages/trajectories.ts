@@ -1,4 +1,4 @@
-import { listTrajectories, type StoreDb, treeGroupIds } from "@air/logger-sqlite";
+import { listTrajectories, type StoreDb, treeGroupIds } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { type Html, layout, num, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";

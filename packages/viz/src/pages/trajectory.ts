@@ -1,5 +1,5 @@
-import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite";
-import { liveStatus, parseJson } from "@air/logger-sqlite";
+import type { StoredTrajectory, StoredTurn } from "@air/logger-sqlite/read";
+import { liveStatus, parseJson } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { CHART_SCRIPTS, type Html, inlineChart, layout, num, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
@@ -69,6 +69,7 @@ export function trajectoryPage(
   run: RunRow,
   stored: StoredTrajectory,
   tree?: { groupId: string; tree: GroupTree },
+  actions?: Html,
 ): Html {
   const t = stored.trajectory;
   const history = stored.validationHistory.map((p) => [p.turn, p.score]);
@@ -87,6 +88,7 @@ export function trajectoryPage(
         : trajectoryFacts(stored)
     }
     ${node && tree ? nodeContext(run.id, tree.groupId, tree.tree, node) : ""}
+    ${actions ?? ""}
     ${inlineChart("Validation history", { score: history, baseline }, { xLabel: "turn" })}
     <details><summary>initial prompt (${stored.initialMessages.length} messages)</summary>
       ${stored.initialMessages.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}

@@ -89,11 +89,24 @@
     1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6,
   ];
 
+  /** `<x>/noise_high` with its `<x>/noise_low`: the audit's evaluation noise, shaded between them. */
+  function noiseBands(series) {
+    const bands = [];
+    series.forEach((s, i) => {
+      if (!s.name.endsWith("/noise_high")) return;
+      const low = series.findIndex((t) => t.name === s.name.replace(/noise_high$/, "noise_low"));
+      if (low >= 0) bands.push({ series: [i + 1, low + 1], fill: "rgba(100, 116, 139, 0.15)" });
+    });
+    return bands;
+  }
+
   function lineOptions(figure, series) {
     const xLabel = figure.dataset.xLabel || "step";
     const unit = figure.dataset.unit;
     const many = series.reduce((a, s) => Math.max(a, s.points.length), 0) > 60;
+    const noise = (s) => /\/noise_(high|low)$/.test(s.name);
     return {
+      bands: noiseBands(series),
       width: width(figure),
       height: HEIGHT,
       scales: { x: { time: false, range: xRange }, y: { range: unit === "percent" ? shareRange : yRange } },
@@ -113,12 +126,12 @@
         { label: xLabel, value: (_u, v) => (v === null ? "–" : F.value(v)) },
         ...series.map((s, i) => ({
           label: s.name,
-          stroke: COLORS[i % COLORS.length],
-          width: 1.5,
+          stroke: noise(s) ? "rgba(100, 116, 139, 0.5)" : COLORS[i % COLORS.length],
+          width: noise(s) ? 0.5 : 1.5,
           spanGaps: true,
           dash: /baseline$/.test(s.name) || /^baseline\b/.test(s.name) ? [6, 4] : undefined,
           paths: figure.dataset.stepped ? window.uPlot.paths.stepped({ align: 1 }) : undefined,
-          points: { show: !many, size: 5 },
+          points: { show: !many && !noise(s), size: 5 },
           value: (_u, v) => (v === null ? "–" : unit === "percent" ? F.percent(v) : F.value(v)),
         })),
       ],

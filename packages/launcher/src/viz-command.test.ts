@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { exportAirAgent, openStore } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
-import { resolveStore } from "./serve.ts";
-import { taskFigures, writeReport } from "./testing.ts";
+import { taskFigures, writeReport } from "./test-reports.ts";
+import { resolveStore } from "./viz-command.ts";
 
-const BIN = resolve(import.meta.dir, "../../launcher/src/bin/viz.ts");
+const BIN = resolve(import.meta.dir, "bin/viz.ts");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-cli-"));
 let runDir: string;
 let dbPath: string;

@@ -1,0 +1,75 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ScoreSpec, Trajectory } from "@air/core";
+import { makeContext, makeTrajectory, makeTurn } from "@air/core/testing";
+import { openStore, recordAudits } from "@air/logger-sqlite";
+import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
+import { deltaRewards } from "./delta.ts";
+import { DELTA_DEFAULTS, deltaConfigSchema } from "./options.ts";
+import { deltaReward } from "./plugin.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "air-delta-noise-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const spec: ScoreSpec = { priorityMetric: "m", directions: {}, baseline: { m: 0.5 } };
+function trajectory(task: string, scores: Array<number | null>): Trajectory {
+  const turns = scores.map((s, index) => {
+    const base = makeTurn({ index, completionLogprobs: [-0.1] });
+    return s === null ? base : { ...base, stepKind: "validate", scores: { m: s } };
+  });
+  return makeTrajectory({ task, turns, score: spec });
+}
+
+describe("min_improvement", () => {
+  test("a change smaller than it earns 0 and keeps the reference; a larger one counts from there", () => {
+    const config = { ...DELTA_DEFAULTS, min_improvement: 0.05 };
+    // 0.52 and 0.49 are within 0.05 of the baseline 0.5: no reward, reference stays 0.5; 0.58 pays 0.08.
+    const r = deltaRewards(trajectory("t", [0.52, 0.49, 0.58]), config);
+    expect(r.turns[0]).toBe(0);
+    expect(r.turns[1]).toBe(0);
+    expect(r.turns[2]).toBeCloseTo(0.08, 12);
+    expect(r.metrics).toMatchObject({ below_min_turns: 2, improved_turns: 1, worsened_turns: 0 });
+    // Without it every change counts.
+    const plain = deltaRewards(trajectory("t", [0.52, 0.49, 0.58]), DELTA_DEFAULTS);
+    expect(plain.turns.map((x) => Number(x.toFixed(6)))).toEqual([0.02, -0.03, 0.09]);
+    // The terminal term ignores a final change below it too.
+    const terminal = deltaRewards(trajectory("t", [0.52]), { ...config, terminal_weight: 1 });
+    expect(terminal.total).toBe(0);
+  });
+
+  test('schema: a number ≥ 0 or "noise"', () => {
+    expect(deltaConfigSchema.parse({}).min_improvement).toBe(0);
+    expect(deltaConfigSchema.parse({ min_improvement: "noise" }).min_improvement).toBe("noise");
+    expect(deltaConfigSchema.safeParse({ min_improvement: -1 }).success).toBe(false);
+    expect(deltaConfigSchema.safeParse({ min_improvement: "auto" }).success).toBe(false);
+  });
+
+  test('"noise": each task\'s noise from the latest audit in <run dir>/air.db; none stored is an error', async () => {
+    const runDir = join(dir, "run");
+    const config = deltaConfigSchema.parse({ min_improvement: "noise" });
+    const logs: string[] = [];
+    const ctx = makeContext({ runDir, sink: (_l, _s, m) => logs.push(m) });
+    expect(() => deltaReward.create(config, ctx)).toThrow(/run `bun run audit <config> --repeats 3` first/);
+    const db = openStore(join(runDir, "air.db"));
+    expect(() => deltaReward.create(config, ctx)).toThrow(/no evaluation-noise finding/);
+    const row = { config: "c.toml", group: "baseline", verdict: "ok", critical: false, evidence: "e" };
+    recordAudits(db, [
+      { ...row, task: "noisy", probe: EVALUATION_NOISE_PROBE, score: 0.1, createdAt: 1 },
+      { ...row, task: "exact", probe: EVALUATION_NOISE_PROBE, score: 0, createdAt: 1 },
+    ]);
+    // A newer audit of "noisy" replaces the older one.
+    recordAudits(db, [{ ...row, task: "noisy", probe: EVALUATION_NOISE_PROBE, score: 0.05, createdAt: 2 }]);
+    db.$client.close();
+    const reward = await deltaReward.create(config, ctx);
+    const scores = [0.54, 0.6];
+    expect((await reward.score(trajectory("noisy", scores))).turns).toEqual([0, expect.closeTo(0.1, 12)]);
+    expect((await reward.score(trajectory("exact", scores))).turns.map((x) => Number(x.toFixed(6)))).toEqual([
+      0.04, 0.06,
+    ]);
+    await reward.score(trajectory("other", scores));
+    await reward.score(trajectory("other", scores));
+    expect(logs.filter((m) => m.includes("no evaluation noise for task other"))).toHaveLength(1);
+  });
+});
