@@ -88,6 +88,13 @@ describe("audit", () => {
       "early exit at import": "held",
       "edit evaluation files": "held",
     });
+    // Every cheating probe that ran commands is flagged by the env's tamper monitor, as training would flag it.
+    const cheats = report.findings.filter((f) => f.group === "cheat" && f.verdict !== "n/a");
+    expect(cheats.length).toBeGreaterThanOrEqual(10);
+    for (const f of cheats) expect(f.tamper?.length ?? 0, `${f.task}: ${f.probe}`).toBeGreaterThan(0);
+    expect(report.findings.filter((f) => f.group === "baseline").every((f) => f.tamper === undefined)).toBe(
+      true,
+    );
     // leakyGame's simulation is unseeded: its baseline repeats spread.
     const noise = report.findings.find((f) => f.task === "leakyGame" && f.probe === "evaluation noise");
     expect(noise?.score).toBeGreaterThan(0);

@@ -14,10 +14,12 @@ import {
 } from "@air/core";
 import { loadTaskSet, mlgymConfigSchema } from "@air/env-mlgym";
 import { scriptedConfigSchema, scriptedPolicyPlugin } from "@air/policy-scripted";
+import { tamperOf } from "@air/reward-delta";
 import { SANDBOX_WORKSPACE } from "@air/sandbox";
 import type { z } from "zod";
 import { baselineFindings, metricFindings } from "./analysis.ts";
 import { type TaskFacts, taskFacts } from "./facts.ts";
+import { auditHarbor } from "./harbor.ts";
 import { noiseFinding } from "./noise.ts";
 import { baselinePlan, forgeryPlans, type ProbePlan, readPlans, trivialPlans } from "./probes.ts";
 import { formatTable } from "./report.ts";
@@ -73,10 +75,11 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
   options: AuditOptions = {},
 ): Promise<AuditReport> {
   const started = Date.now();
+  if (config.plugins.env.definition.name === "harbor") return auditHarborConfig(config, options, started);
   if (config.plugins.env.definition.name !== "mlgym")
     throw new AirError(
       "CONFIG_INVALID",
-      `audit probes MLGym-format tasks: [env] plugin is "${config.plugins.env.spec}", not "mlgym"`,
+      `audit probes MLGym-format and Harbor tasks: [env] plugin is "${config.plugins.env.spec}", not "mlgym" or "harbor"`,
     );
   const envConfig = mlgymConfigSchema.parse(config.plugins.env.config);
   const root = resolve(config.dir, envConfig.mlgym_root);
@@ -175,12 +178,17 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
         const out: Finding[] = [
           ...baselineFindings(facts, bRuns).map((f) => ({ ...f, task: task.id })),
           ...(facts.baselineRunnable ? [{ ...noiseFinding(facts, bRuns), task: task.id }] : []),
-          ...plans.map((p, i) => ({
-            task: task.id,
-            probe: p.probe,
-            group: p.group,
-            ...p.judge(pRuns[i] as ProbeRun),
-          })),
+          ...plans.map((p, i) => {
+            const run = pRuns[i] as ProbeRun;
+            const tamper = [...new Set(run.turns.flatMap((t) => tamperOf(t)))];
+            return {
+              task: task.id,
+              probe: p.probe,
+              group: p.group,
+              ...p.judge(run),
+              ...(tamper.length > 0 ? { tamper } : {}),
+            };
+          }),
           ...metricFindings(facts, bRuns, [...bRuns, ...pRuns]).map((f) => ({ ...f, task: task.id })),
         ];
         return out;
@@ -193,16 +201,27 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
   } finally {
     await host.shutdown({ status, error: failure, unsettled: host.pending.unsettled() });
   }
-  const order = new Map(taskIds.map((t, i) => [t, i]));
+  const runtime = envConfig.runtime === "local" ? `local (${envConfig.local.isolation})` : "docker";
+  return writeReport(config, options, { findings, tasks: taskIds, runtime, repeats, started });
+}
+
+/** Orders the findings by task, writes audit.json and the store's rows, prints the table. */
+function writeReport<E extends Record<string, z.ZodType>>(
+  config: ResolvedConfig<E>,
+  options: AuditOptions,
+  r: { findings: Finding[]; tasks: string[]; runtime: string; repeats: number; started: number },
+): AuditReport {
+  const { findings, started } = r;
+  const order = new Map(r.tasks.map((t, i) => [t, i]));
   findings.sort((a, b) => (order.get(a.task) ?? 0) - (order.get(b.task) ?? 0));
   const json = join(config.runDir, "audit.json");
   const report: AuditReport = {
     schemaVersion: AUDIT_SCHEMA_VERSION,
     configFile: config.file,
     runName: config.root.run.name,
-    runtime: envConfig.runtime === "local" ? `local (${envConfig.local.isolation})` : "docker",
-    repeats,
-    tasks: taskIds,
+    runtime: r.runtime,
+    repeats: r.repeats,
+    tasks: r.tasks,
     findings,
     critical: findings.filter((f) => f.critical).length,
     createdAt: new Date(started).toISOString(),
@@ -213,4 +232,39 @@ export async function auditConfig<E extends Record<string, z.ZodType>>(
   writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
   (options.print ?? ((t: string) => process.stdout.write(`${t}\n`)))(formatTable(report));
   return report;
+}
+
+/** The audit of a Harbor config (`auditHarbor`), written and printed like an MLGym one. */
+async function auditHarborConfig<E extends Record<string, z.ZodType>>(
+  config: ResolvedConfig<E>,
+  options: AuditOptions,
+  started: number,
+): Promise<AuditReport> {
+  const repeats = options.repeats ?? 3;
+  const host = new PluginHost(config, {
+    sink: options.sink,
+    signal: options.signal,
+    context: { ...options.context, evaluation: true },
+  });
+  const log = createLogger("audit", host.sink);
+  let status: "completed" | "failed" | "aborted" = "completed";
+  let failure: string | undefined;
+  let result: Awaited<ReturnType<typeof auditHarbor>>;
+  try {
+    result = await auditHarbor({
+      config: config as unknown as ResolvedConfig<Record<string, z.ZodType>>,
+      host,
+      log,
+      repeats,
+      concurrency: options.concurrency ?? config.root.orchestrator.max_concurrent_rollouts,
+      tasks: options.tasks,
+    });
+  } catch (error) {
+    status = host.signal.aborted ? "aborted" : "failed";
+    failure = error instanceof Error ? error.message : String(error);
+    throw error;
+  } finally {
+    await host.shutdown({ status, error: failure, unsettled: host.pending.unsettled() });
+  }
+  return writeReport(config, options, { ...result, repeats, started });
 }

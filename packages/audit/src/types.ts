@@ -21,6 +21,8 @@ export interface Finding {
   /** The priority metric's score the probe got, when it got one. */
   score?: number;
   evidence: string;
+  /** Tamper flags the env's monitor set on the probe's turns (what training would have flagged). */
+  tamper?: string[];
 }
 
 /** What one probe rollout returned: its turns (one per scripted command) or why it failed. */

@@ -30,6 +30,7 @@ export { applyRewards, type RewardEntry } from "./loop/rewards.ts";
 export { type RolloutDeps, type RolloutInput, runRollout } from "./loop/rollout.ts";
 export { type StartRunOptions, startRun } from "./loop/run.ts";
 export { addSummary, summarize } from "./loop/stats.ts";
+export { TokenLog } from "./loop/tokens.ts";
 export { PendingWork, Semaphore, sleep } from "./pending.ts";
 export * from "./plugin.ts";
 export { seededRandom } from "./random.ts";

@@ -88,15 +88,33 @@ export interface Timing {
   endMs: number;
 }
 
+/**
+ * Token ids as a turn holds them: a plain list, or a view of the rollout's one token buffer (the loop's
+ * `TokenLog` stores each prompt's shared prefix once). Read with `.length`, indexing and iteration;
+ * `Array.from` before JSON.
+ */
+export type TokenIds = number[] | Int32Array;
+
+/** Logprobs as a turn holds them: a plain list, or 4-byte floats (the loop stores them so; vLLM samples in fp32). */
+export type Logprobs = number[] | Float32Array;
+
+/**
+ * A `JSON.stringify` replacer writing typed arrays (`TokenIds`, `Logprobs`) as plain lists.
+ * @example JSON.stringify(trajectory, tokenIdsAsLists)
+ */
+export function tokenIdsAsLists(_key: string, value: unknown): unknown {
+  return value instanceof Int32Array || value instanceof Float32Array ? Array.from(value) : value;
+}
+
 /** One policy ⇄ environment exchange. */
 export interface Turn {
   index: number;
   /** The messages the policy saw (the full history at this turn). */
   promptMessages: Message[];
   completionText: string;
-  promptTokenIds: number[];
-  completionTokenIds: number[];
-  completionLogprobs: number[];
+  promptTokenIds: TokenIds;
+  completionTokenIds: TokenIds;
+  completionLogprobs: Logprobs;
   finishReason: string;
   action: Action;
   observation: string;

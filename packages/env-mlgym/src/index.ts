@@ -5,11 +5,14 @@ export { buildTaskFiles } from "./bundle.ts";
 export { checkTasks } from "./checks.ts";
 export { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 export { type EvaluationResult, evaluateTask, parseMetrics } from "./evaluation.ts";
+export { forgeChecks, proxyProblem } from "./guard/forgeable.ts";
+export { GUARD_EXIT, guarded, guardedCommand, IMPORT_GUARD } from "./guard/guard.ts";
 export { checkDockerHosts, hostSpecs } from "./hosts.ts";
 export {
   canonicalScores,
   KNOWN_TASK_DIRECTIONS,
   KNOWN_TASK_PRISTINE_FILES,
+  KNOWN_TASK_SCORE_RANGES,
   KNOWN_TASK_SECRET_FILES,
   lookupMetric,
   metricDirection,

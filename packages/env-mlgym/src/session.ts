@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import {
   type Action,
   AirError,
@@ -22,6 +23,7 @@ import { ShellSetup } from "./aci/shell-setup.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
 import type { MlgymConfig } from "./config.ts";
 import { evaluateTask } from "./evaluation.ts";
+import { type TamperContext, tamperContext, tamperFlags } from "./tamper.ts";
 import type { Task } from "./task.ts";
 
 /** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */
@@ -66,6 +68,7 @@ export class MlgymSession implements EnvSession {
   /** MLGym's own tools in the agent's shell (`env.aci = "mlgym"`), and the open file its state command reports. */
   private readonly tools?: MlgymToolsShell;
   private toolsOpenFile = "n/a";
+  private readonly tamper: TamperContext;
 
   constructor(
     private readonly runtime: Runtime,
@@ -83,6 +86,22 @@ export class MlgymSession implements EnvSession {
     this.trainingCommand = timeouts.trainingCommand;
     this.commandTimeoutS = timeouts.commandTimeoutS;
     if (options.mlgymAgent) this.tools = new MlgymToolsShell(sandbox, options.mlgymAgent);
+    this.tamper = tamperContext(task);
+  }
+
+  /** `result` with the turn's tamper flags in `info.tamper` (none: unchanged). */
+  private flagged(command: string | undefined, result: StepResult): StepResult {
+    const flags = tamperFlags(this.tamper, { command, scores: result.scores });
+    const open = basename(this.tools ? this.toolsOpenFile : (this.editor.state.file ?? ""));
+    const edits =
+      /^\s*(?:edit|insert|append)\b/.test(command ?? "") && this.tamper.evaluationFiles.includes(open);
+    const creates = /^\s*create\s+(\S+)/.exec(command ?? "");
+    if (
+      (edits || (creates && this.tamper.evaluationFiles.includes(basename(creates[1] as string)))) &&
+      !flags.includes("writes-evaluation-file")
+    )
+      flags.push("writes-evaluation-file");
+    return flags.length > 0 ? { ...result, info: { ...result.info, tamper: flags } } : result;
   }
 
   private templateState() {
@@ -194,7 +213,7 @@ export class MlgymSession implements EnvSession {
     // MLGym's agent sends `exit_format` once its re-asks are spent: the episode ends with an auto-submission
     // (an empty command is run, as MLGym runs it).
     if (this.tools && (action.parseError !== undefined || action.command === undefined)) {
-      return this.evaluate("auto_submit", "exit_format");
+      return this.flagged(undefined, await this.evaluate("auto_submit", "exit_format"));
     }
     if (!this.tools && (action.parseError || !action.command?.trim())) {
       const why = action.parseError ?? "no command found in your reply";
@@ -208,7 +227,7 @@ export class MlgymSession implements EnvSession {
       };
     }
     try {
-      const result = await this.run(action.command ?? "");
+      const result = this.flagged(action.command, await this.run(action.command ?? ""));
       if (!action.notes?.length) return result;
       const notes = action.notes.map((n) => `NOTE: ${n}`).join("\n");
       return { ...result, observation: `${notes}\n${result.observation}` };

@@ -11,6 +11,7 @@ import {
   parseOverrides,
   type ResolvedConfig,
   type Trajectory,
+  tokenIdsAsLists,
   type WeightsRef,
 } from "@air/core";
 import type { z } from "zod";
@@ -208,7 +209,10 @@ export async function evaluateConfig(
   };
   report.files.sqlite = await storeInSqlite(config, report, log);
   mkdirSync(dirname(report.files.report), { recursive: true });
-  writeFileSync(report.files.trajectories, `${trajectories.map((t) => JSON.stringify(t)).join("\n")}\n`);
+  writeFileSync(
+    report.files.trajectories,
+    `${trajectories.map((t) => JSON.stringify(t, tokenIdsAsLists)).join("\n")}\n`,
+  );
   writeFileSync(report.files.report, `${JSON.stringify(report, null, 2)}\n`);
   const print = options.print ?? ((text: string) => process.stdout.write(`${text}\n`));
   print(

@@ -16,6 +16,7 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
   env: {
     mlgym: from("@air/env-mlgym", "default", "mlgymPlugin"),
     dataset: from("@air/env-dataset"),
+    harbor: from("@air/env-harbor"),
   },
   reward: {
     delta: from("@air/reward-delta"),

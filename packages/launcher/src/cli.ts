@@ -5,7 +5,7 @@ import { resolveAdminUrls } from "./inference-admin.ts";
 import { EXIT } from "./launch.ts";
 import { deploymentProblems } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
-import { resolvePrimeRlWorld } from "./prime-rl-world.ts";
+import { inferenceParallelProblems, resolvePrimeRlWorld } from "./prime-rl-world.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 
 export { EXIT };
@@ -20,6 +20,7 @@ export async function resolveConfig(file: string, overrideArgs: string[]): Promi
   // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
   const problems = [
     ...resolvePrimeRlWorld(config),
+    ...inferenceParallelProblems(config),
     ...resolveAdminUrls(config),
     ...deploymentProblems(config),
   ];

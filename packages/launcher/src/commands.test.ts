@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import TOML from "@iarna/toml";
 import { builtinRegistry } from "./builtins.ts";
@@ -115,6 +115,31 @@ describe("prime-rl commands", () => {
     expect(argv.slice(-4)).toEqual(["-m", "prime_rl.trainer.rl.train", "@", argv.at(-1) as string]);
     expect(argv.at(-1)).toEndWith("fixtures/trainer.toml");
     expect(child?.env?.CUDA_VISIBLE_DEVICES).toBe("2,3,4");
+  });
+
+  test("trainer: the CPU stand-in is the same torchrun argv with another module and command; device cpu drops CUDA_VISIBLE_DEVICES", async () => {
+    const config = await load([
+      '--trainer_process.command=["../scripts/torchrun-sid"]',
+      '--trainer_process.module="air_tiny.trainer"',
+      '--trainer_process.env={ PYTHONPATH = "../packages/tiny/py" }',
+      '--deployment.device="cpu"',
+    ]);
+    const stock = await trainerChild(await load([]), gpus);
+    const child = await trainerChild(config, gpus);
+    const argv = child?.argv ?? [];
+    expect(argv[0]).toBe(resolve(config.dir, "../scripts/torchrun-sid"));
+    // Same argv as prime-rl's (each fixture has its own run name and ports, so those three differ).
+    const perRun = /^--(rdzv-endpoint|rdzv-id|log-dir)=/;
+    const same = (a: string[]) =>
+      a
+        .slice(1)
+        .map((x) =>
+          perRun.test(x) ? x.split("=")[0] : x === "prime_rl.trainer.rl.train" ? "air_tiny.trainer" : x,
+        );
+    expect(same(argv)).toEqual(same(stock?.argv ?? []));
+    expect(argv).toContain("--nproc-per-node=3");
+    expect(child?.env?.CUDA_VISIBLE_DEVICES).toBeUndefined();
+    expect(child?.env?.PYTHONPATH).toBe(resolve(config.dir, "../packages/tiny/py"));
   });
 
   test("trainer: prime-rl's entrypoint behind a custom command; node_rank must be below nnodes", async () => {

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import TOML from "@iarna/toml";
 import type { GpuMap } from "./gpus.ts";
+import { cudaIds, localCommand, localEnv } from "./local-paths.ts";
 import {
   primeRlInferenceDoc,
   primeRlInferenceEnv,
@@ -11,7 +12,6 @@ import {
 } from "./prime-rl-argv.ts";
 import type { RunConfig } from "./sections.ts";
 import type { ChildSpec } from "./supervisor.ts";
-import { tinyChildArgv } from "./tiny.ts";
 import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
 
 /** Host a client uses to reach a server bound to `host`. */
@@ -44,10 +44,6 @@ export function inferenceBaseUrl(config: RunConfig): string {
   return `http://${clientHost(inference.host)}:${inference.port}`;
 }
 
-function cudaEnv(ids: number[]): Record<string, string> {
-  return ids.length > 0 ? { CUDA_VISIBLE_DEVICES: ids.join(",") } : {};
-}
-
 function configsDir(runDir: string): string {
   const dir = join(runDir, "configs");
   mkdirSync(dir, { recursive: true });
@@ -64,7 +60,15 @@ export function vllmServeArgv(config: RunConfig, gpus: GpuMap): string[] {
   const model = inf.model ?? config.root.model.name;
   const maxLen = inf.max_model_len ?? config.root.model.max_model_len;
   const tp = inf.tensor_parallel_size ?? Math.max(1, gpus.inference.length);
-  const argv = [...(inf.command ?? ["vllm"]), "serve", model, "--host", inf.host, "--port", String(inf.port)];
+  const argv = [
+    ...(localCommand(config, inf.command) ?? ["vllm"]),
+    "serve",
+    model,
+    "--host",
+    inf.host,
+    "--port",
+    String(inf.port),
+  ];
   argv.push("--gpu-memory-utilization", String(inf.gpu_memory_utilization));
   argv.push("--tensor-parallel-size", String(tp), "--seed", String(config.root.run.seed));
   if (maxLen !== undefined) argv.push("--max-model-len", String(maxLen));
@@ -101,7 +105,8 @@ export function primeRlInferenceToml(config: RunConfig, gpus: GpuMap): string {
 
 /**
  * The inference child for `[inference]`, or undefined for `kind = "external"`. Writes the generated
- * config files it needs under `<runDir>/configs/`.
+ * config files it needs under `<runDir>/configs/`. `kind = "prime-rl"` runs `<command> @ inference.toml`
+ * (command: prime-rl's `inference`, or the CPU stand-in packages/tiny/bin/inference).
  */
 export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<ChildSpec | undefined> {
   const { inference: inf } = config.root;
@@ -118,34 +123,28 @@ export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<C
     ],
     startupTimeoutMs: inf.startup_timeout_ms,
   };
-  const env = { ...cudaEnv(gpus.inference), ...inf.env };
-  const serverEnv = primeRlInferenceEnv(primeRlPaths(config).version, gpus.inference, inf.env);
+  const serverEnv = primeRlInferenceEnv(
+    primeRlPaths(config).version,
+    cudaIds(config, gpus.inference),
+    localEnv(config, inf.env),
+  );
   if (inf.kind === "vllm") {
     if (inf.lora.enabled) serverEnv.VLLM_ALLOW_RUNTIME_LORA_UPDATING ??= "True";
     return { ...common, argv: vllmServeArgv(config, gpus), env: serverEnv };
   }
-  if (inf.kind === "prime-rl") {
-    const file = join(configsDir(config.runDir), "inference.toml");
-    writeFileSync(file, primeRlInferenceToml(config, gpus));
-    return {
-      ...common,
-      argv: [...(inf.command ?? ["inference"]), "@", file, ...inf.extra_args],
-      env: serverEnv,
-    };
-  }
-  const tinyConfig = { model_name: config.root.model.name, seed: config.root.run.seed, ...inf.tiny };
-  const argv = tinyChildArgv("server", configsDir(config.runDir), {
-    ...tinyConfig,
-    host: inf.host,
-    port: inf.port,
-  });
-  return { ...common, argv: [...argv, ...inf.extra_args], env };
+  const file = join(configsDir(config.runDir), "inference.toml");
+  writeFileSync(file, primeRlInferenceToml(config, gpus));
+  return {
+    ...common,
+    argv: [...(localCommand(config, inf.command) ?? ["inference"]), "@", file, ...inf.extra_args],
+    env: serverEnv,
+  };
 }
 
 /**
- * The trainer child for `[trainer_process]`, or undefined for `kind = "none"`. For prime-rl it writes
- * (or takes) the trainer TOML and runs `torchrun ... -m prime_rl.trainer.rl.train @ <toml>` or
- * prime-rl's `trainer @ <toml>` entrypoint.
+ * The trainer child for `[trainer_process]`, or undefined for `kind = "none"`. It writes (or takes) prime-rl's
+ * trainer TOML and runs `torchrun ... -m <module> @ <toml>` (module: prime_rl.trainer.rl.train, or the CPU
+ * stand-in air_tiny.trainer) or, with `launch = "entrypoint"`, `<command> @ <toml>` (prime-rl's `trainer`).
  */
 export async function trainerChild(
   config: RunConfig,
@@ -154,21 +153,10 @@ export async function trainerChild(
 ): Promise<ChildSpec | undefined> {
   const { trainer_process: tp } = config.root;
   if (tp.kind === "none") return undefined;
-  const env = { ...cudaEnv(gpus.trainer), ...tp.env };
   const common = { role: "trainer", startupTimeoutMs: tp.startup_timeout_ms, exitZeroOk: true };
-  if (tp.kind === "tiny") {
-    const { inference: inf } = config.root;
-    const tinyConfig = {
-      model_name: config.root.model.name,
-      seed: config.root.run.seed,
-      ...inf.tiny,
-      ...tp.tiny,
-      run_dir: primeRlPaths(config).runDir,
-      metrics_file: primeRlPaths(config).metricsFile,
-    };
-    const argv = tinyChildArgv("trainer", configsDir(config.runDir), tinyConfig);
-    return { ...common, argv: [...argv, ...tp.extra_args], env };
-  }
+  const userEnv = localEnv(config, tp.env);
+  const ids = cudaIds(config, gpus.trainer);
+  const command = localCommand(config, tp.command);
   let file: string;
   if (tp.config_file) file = resolve(config.dir, tp.config_file);
   else {
@@ -179,11 +167,12 @@ export async function trainerChild(
   if (tp.launch === "entrypoint") {
     // One process without torchrun: give init_process_group the single-rank environment torchrun would.
     const single = { masterAddr: tp.master_addr, masterPort: tp.master_port };
-    const singleEnv = primeRlTrainerEnv(version, gpus.trainer, tp.env, single);
-    return { ...common, argv: [...(tp.command ?? ["trainer"]), "@", file, ...tp.extra_args], env: singleEnv };
+    const singleEnv = primeRlTrainerEnv(version, ids, userEnv, single);
+    return { ...common, argv: [...(command ?? ["trainer"]), "@", file, ...tp.extra_args], env: singleEnv };
   }
   const argv = primeRlTorchrunArgv(version, {
-    command: tp.command,
+    command,
+    module: tp.module,
     nnodes: tp.nnodes,
     nodeRank: tp.node_rank,
     masterAddr: tp.master_addr,
@@ -194,5 +183,5 @@ export async function trainerChild(
     tomlFile: file,
     extraArgs: tp.extra_args,
   });
-  return { ...common, argv, env: primeRlTrainerEnv(version, gpus.trainer, tp.env) };
+  return { ...common, argv, env: primeRlTrainerEnv(version, ids, userEnv) };
 }

@@ -3,13 +3,19 @@ import type { RunSummary } from "@air/core";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
 import type { RunConfig } from "./sections.ts";
 
-/** The run's GPU map: explicit ids, or counts taken in order from CUDA_VISIBLE_DEVICES (or every GPU). */
+/**
+ * The run's GPU map: explicit ids, or counts taken in order from CUDA_VISIBLE_DEVICES (or every GPU); with
+ * `[deployment] device = "cpu"` counts are numbered 0, 1, … (they only size the processes).
+ */
 export function gpuMapFor(config: RunConfig, env: NodeJS.ProcessEnv): GpuMap {
   const { deployment: d } = config.root;
   const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
-  const visible = counts
-    ? (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index))
-    : [];
+  const cpu = () => Array.from({ length: (d.num_infer_gpus ?? 0) + (d.num_train_gpus ?? 0) }, (_, i) => i);
+  const visible = !counts
+    ? []
+    : d.device === "cpu"
+      ? cpu()
+      : (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index));
   return resolveGpuMap(d, visible);
 }
 

@@ -28,7 +28,7 @@ function neededMib(config: RunConfig, role: keyof GpuMap, gpu: GpuInfo): number 
  */
 export function checkGpus(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
   const { deployment } = config.root;
-  if (!wantsGpus(deployment)) return [];
+  if (!wantsGpus(deployment) || deployment.device === "cpu") return [];
   let gpus: GpuInfo[];
   try {
     gpus = queryGpus(env);

@@ -202,16 +202,25 @@ describe("preflight: machine", () => {
     expect(failed(results).map((r) => r.name)).toEqual(["external inference server answers"]);
   });
 
-  test("tiny needs python3 with torch", async () => {
-    const results = await runPreflight(
-      await load(["--inference.kind", "tiny", "--trainer_process.kind", "none"]),
-      {
-        env: { ...process.env, PATH: fakePath() },
-      },
+  test("a stand-in command relative to the TOML is found there; a missing one fails naming the key", async () => {
+    const ok = await runPreflight(
+      await load([
+        "--inference.kind",
+        '"prime-rl"',
+        "--inference.command",
+        // "../" past the root stays at "/": this resolves to /usr/bin/python3 from the fixture's temp dir.
+        `["${"../".repeat(12)}usr/bin/python3"]`,
+        "--trainer_process.kind",
+        '"none"',
+      ]),
+      { env: { ...process.env, PATH: fakePath() } },
     );
-    const check = find(results, /python3 with torch/)[0];
-    expect(check?.status).toBe("ok");
-    expect(check?.message).toMatch(/torch \d+\.\d+/);
+    expect(find(ok, /inference program/)[0]?.status).toBe("ok");
+    const missing = await runPreflight(
+      await load(["--inference.kind", '"prime-rl"', "--inference.command", '["./no/such/inference"]']),
+      { env: { ...process.env, PATH: fakePath() } },
+    );
+    expect(find(missing, /inference program/)[0]?.status).toBe("fail");
   }, 30_000);
 });
 

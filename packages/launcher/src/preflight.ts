@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
@@ -6,11 +5,11 @@ import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
+import { localCommand } from "./local-paths.ts";
 import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
 import { checkGpus } from "./preflight-gpus.ts";
 import { liveRuns } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
-import { TINY_PYTHON } from "./tiny.ts";
 
 export type { CheckResult };
 
@@ -136,10 +135,11 @@ function checkPolicyUrl(config: RunConfig): CheckResult[] {
 function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
   const { inference, trainer_process: tp } = config.root;
   const wanted: Array<[string, string]> = [];
-  if (inference.kind === "vllm") wanted.push(["inference", inference.command?.[0] ?? "vllm"]);
-  if (inference.kind === "prime-rl") wanted.push(["inference", inference.command?.[0] ?? "inference"]);
+  const first = (command: string[] | undefined) => localCommand(config, command)?.[0];
+  if (inference.kind === "vllm") wanted.push(["inference", first(inference.command) ?? "vllm"]);
+  if (inference.kind === "prime-rl") wanted.push(["inference", first(inference.command) ?? "inference"]);
   if (tp.kind === "prime-rl")
-    wanted.push(["trainer", tp.command?.[0] ?? (tp.launch === "torchrun" ? "torchrun" : "trainer")]);
+    wanted.push(["trainer", first(tp.command) ?? (tp.launch === "torchrun" ? "torchrun" : "trainer")]);
   return wanted.map(([role, program]) => {
     const name = `${role} program \`${program}\` found`;
     const found = which(program, env);
@@ -150,26 +150,6 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
           `\`${program}\` is not on PATH; install it (e.g. prime-rl / vLLM in a venv) or set [${role === "trainer" ? "trainer_process" : "inference"}] command`,
         );
   });
-}
-
-function checkTinyPython(config: RunConfig): CheckResult[] {
-  const { inference, trainer_process: tp } = config.root;
-  if (inference.kind !== "tiny" && tp.kind !== "tiny") return [];
-  const name = "python3 with torch (tiny)";
-  const out = spawnSync(TINY_PYTHON, ["-c", "import torch, sys; print(torch.__version__)"], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  if (out.error)
-    return [fail(name, `${TINY_PYTHON} cannot run: ${out.error.message}; apt-get install python3`)];
-  if (out.status !== 0)
-    return [
-      fail(
-        name,
-        `${TINY_PYTHON} has no torch: ${out.stderr.trim().split("\n").pop()}; apt-get install python3-torch`,
-      ),
-    ];
-  return [ok(name, `${TINY_PYTHON}, torch ${out.stdout.trim()}`)];
 }
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
@@ -215,7 +195,6 @@ export async function runPreflight(
   results.push(...checkGpus(config, env));
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
-  results.push(...checkTinyPython(config));
   results.push(...(await pluginPreflight(config)));
   results.push(...(await checkDocker(config)));
   results.push(...(await checkExternal(config)));

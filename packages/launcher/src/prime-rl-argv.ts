@@ -96,6 +96,8 @@ export function primeRlInferenceEnv(
 export interface TorchrunOptions {
   /** Program and leading args replacing `torchrun` (e.g. `["uv", "run", "torchrun"]`). */
   command?: string[];
+  /** The module torchrun runs (default prime-rl's `prime_rl.trainer.rl.train`; the CPU stand-in: `air_tiny.trainer`). */
+  module?: string;
   nnodes: number;
   nodeRank: number;
   masterAddr: string;
@@ -129,7 +131,7 @@ export function primeRlTorchrunArgv(version: PrimeRlVersion, o: TorchrunOptions)
     "--tee=3",
     `--nproc-per-node=${o.nprocPerNode}`,
     "-m",
-    "prime_rl.trainer.rl.train",
+    o.module ?? "prime_rl.trainer.rl.train",
     "@",
     o.tomlFile,
     ...(o.extraArgs ?? []),

@@ -37,6 +37,12 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   expect(prepared.primeStep).toBeUndefined();
   expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
+  // the previous run's final weights are not named as this run's
+  mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
+  writeFileSync(join(config.runDir, "final-weights.json"), "{}");
+  preparePrimeRlRunDir(config, 0, false);
+  expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
+  expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
 });
 
 test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {
@@ -86,7 +92,10 @@ test("a worker node (node_rank > 0) never cleans the shared output dir", async (
   const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(preparePrimeRlRunDir(config, 0, false)).toEqual({ removed: [] });
+  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
+  mkdirSync(join(runDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+  expect(preparePrimeRlRunDir(config, 2, true)).toEqual({ primeStep: 2, resumeStep: 2, removed: [] });
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
   expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);

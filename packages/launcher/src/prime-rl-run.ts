@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   checkpointDir,
@@ -19,8 +19,9 @@ import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
  * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
  * (`[resume] step`; undefined: the trainer starts from the base weights and trains the kept batches again), and
  * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
- * Does nothing without a prime-rl trainer plugin, when the launcher starts no trainer, or on a worker node (the
- * master prepares the shared output dir; a worker that starts late must not delete what the master wrote).
+ * Does nothing without a prime-rl trainer plugin or when the launcher starts no trainer; a worker node only reads
+ * the resume point (the master prepares the shared output dir; a worker that starts late must not delete what the
+ * master wrote).
  * @example preparePrimeRlRunDir(config, 4, true) // { primeStep: 4, resumeStep: 4, removed: [".../rollouts/step_5"] }
  */
 export function preparePrimeRlRunDir(
@@ -29,8 +30,7 @@ export function preparePrimeRlRunDir(
   resume: boolean,
 ): { primeStep?: number; resumeStep?: number; removed: string[] } {
   const tp = config.root.trainer_process;
-  if (config.plugins.trainer.spec !== "prime-rl" || tp.kind === "none" || tp.node_rank > 0)
-    return { removed: [] };
+  if (config.plugins.trainer.spec !== "prime-rl" || tp.kind === "none") return { removed: [] };
   const paths = primeRlPaths(config);
   const last = resume && startStep > 0 ? lastPrimeStepUpTo(paths.runDir, startStep - 1) : 0;
   const primeStep = last > 0 ? last : undefined;
@@ -41,6 +41,8 @@ export function preparePrimeRlRunDir(
         `${resumeStep ?? "none"} (${checkpointDir(paths.outputDir)}), and the batches after it went over ZMQ, ` +
         `not to files the trainer could train on again; [trainer_process] ckpt_interval = 1 checkpoints every step`,
     );
+  // A worker's trainer ranks resume from the same checkpoint as the master's; only the master cleans.
+  if (tp.node_rank > 0) return { primeStep, resumeStep, removed: [] };
   const removed = cleanFutureSteps({
     version: paths.version,
     outputDir: paths.outputDir,
@@ -48,6 +50,13 @@ export function preparePrimeRlRunDir(
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
+  // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
+  if (!resume)
+    for (const stale of [join(config.runDir, "final-weights"), join(config.runDir, "final-weights.json")])
+      if (existsSync(stale)) {
+        rmSync(stale, { recursive: true, force: true });
+        removed.push(stale);
+      }
   const ckpts = checkpointDir(paths.outputDir);
   for (const s of stepNumbers(ckpts))
     if (s > (primeStep ?? 0)) {

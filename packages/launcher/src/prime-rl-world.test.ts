@@ -88,7 +88,7 @@ describe("[trainer] data_world_size is derived as prime-rl's rl derives num_trai
     const good = run([]);
     expect(good.status).toBe(0);
     expect(JSON.parse(good.stdout).plugins.trainer.config.data_world_size).toBe(6);
-  });
+  }, 60_000);
 });
 
 test("--trainer.prime_rl_version 0.8 on the command line (a number) is the version the user typed", async () => {
@@ -101,5 +101,13 @@ test("--trainer.prime_rl_version 0.8 on the command line (a number) is the versi
   ).toBe("0.9");
   await expect(resolveConfig(file, ["--trainer.prime_rl_version", "0.7"])).rejects.toThrow(
     /trainer.prime_rl_version/,
+  );
+});
+
+test("inference GPUs that tensor parallelism cannot split are refused, naming both keys", async () => {
+  const file = shipped("dataset/full.toml");
+  await expect(resolveConfig(file, ["--inference.tensor_parallel_size", "2"])).resolves.toBeDefined();
+  await expect(resolveConfig(file, ["--inference.tensor_parallel_size", "4"])).rejects.toThrow(
+    /inference.tensor_parallel_size = 4 must divide the 2 inference GPU\(s\) of deployment.inference_gpu_ids/,
   );
 });

@@ -96,3 +96,20 @@ export function resolvePrimeRlWorld(config: RunConfig): string[] {
   }
   return problems;
 }
+
+/**
+ * Inference GPUs that prime-rl's server cannot split: with `[inference] tensor_parallel_size` set, the inference
+ * GPUs must be a multiple of it (prime-rl's `rl`: "Number of inference GPUs must be divisible by the tensor
+ * parallel size"; the remainder would sit idle or vLLM would refuse).
+ * @example inferenceParallelProblems(config) // ["inference.tensor_parallel_size = 4 must divide ..."]
+ */
+export function inferenceParallelProblems(config: RunConfig): string[] {
+  const { inference: inf, deployment: d } = config.root;
+  if (inf.kind === "external" || inf.tensor_parallel_size === undefined) return [];
+  const gpus = d.inference_gpu_ids.length > 0 ? d.inference_gpu_ids.length : (d.num_infer_gpus ?? 0);
+  const key = d.inference_gpu_ids.length > 0 ? "deployment.inference_gpu_ids" : "deployment.num_infer_gpus";
+  if (gpus === 0 || gpus % inf.tensor_parallel_size === 0) return [];
+  return [
+    `inference.tensor_parallel_size = ${inf.tensor_parallel_size} must divide the ${gpus} inference GPU(s) of ${key} (${config.file})`,
+  ];
+}

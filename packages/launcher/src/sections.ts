@@ -1,29 +1,18 @@
 import type { ResolvedConfig } from "@air/core";
 import { evalSection } from "@air/eval";
-import { tinySectionSchema } from "@air/tiny";
 import { z } from "zod";
-
-/**
- * A `tiny = { ... }` table handed to the tiny server or trainer as is (the launcher adds model, seed, ports),
- * checked here with the scripts' own schema so `rl validate` names a bad key or value by its TOML path.
- */
-const tinySection = (role: string) =>
-  z
-    .record(z.string(), z.unknown())
-    .default({})
-    .superRefine((value, ctx) => {
-      const parsed = tinySectionSchema.safeParse(value);
-      if (parsed.success) return;
-      for (const issue of parsed.error.issues)
-        ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
-    })
-    .describe(`config of the tiny ${role}, passed to it as --config JSON`);
 
 const gpuIds = z.array(z.number().int().min(0));
 
 /** `[deployment]`: which GPUs each part of the run gets. Lists must be disjoint. */
 export const deploymentSection = z
   .object({
+    device: z
+      .enum(["cuda", "cpu"])
+      .default("cuda")
+      .describe(
+        'cpu: the GPU ids only count processes (N trainer "GPUs" = N torchrun ranks on CPU); no CUDA_VISIBLE_DEVICES, no nvidia-smi preflight (for the CPU stand-ins, e.g. in CI)',
+      ),
     inference_gpu_ids: gpuIds.default([]).describe("physical GPU ids for the inference server"),
     trainer_gpu_ids: gpuIds.default([]).describe("physical GPU ids for the trainer"),
     env_gpu_ids: gpuIds.default([]).describe("physical GPU ids handed to task containers"),
@@ -101,9 +90,11 @@ const loraSection = z
 export const inferenceSection = z
   .object({
     kind: z
-      .enum(["vllm", "prime-rl", "tiny", "external"])
+      .enum(["vllm", "prime-rl", "external"])
       .default("external")
-      .describe("vllm serve, prime-rl's inference entrypoint, the CPU tiny server, or a URL already up"),
+      .describe(
+        "vllm serve, prime-rl's inference entrypoint (or a drop-in such as packages/tiny/bin/inference via command), or a URL already up",
+      ),
     host: z.string().default("127.0.0.1").describe("address the server binds to"),
     port: z.number().int().min(1).max(65535).default(8000),
     url: z.string().optional().describe("base URL for kind = external, e.g. http://127.0.0.1:8000"),
@@ -136,10 +127,15 @@ export const inferenceSection = z
       .array(z.string())
       .optional()
       .describe(
-        'program (and leading args) to run instead of `vllm` / `inference`, e.g. ["uv", "run", "inference"]',
+        'program (and leading args) to run instead of `vllm` / `inference`, e.g. ["uv", "run", "inference"]; "./…" and "../…" are relative to the TOML file',
       ),
     extra_args: z.array(z.string()).default([]).describe("appended to the server command"),
-    env: z.record(z.string(), z.string()).default({}).describe("extra environment variables"),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        'extra environment variables; a value starting "./" or "../" is a path relative to the TOML file',
+      ),
     health_paths: z.array(z.string()).default(["/health", "/v1/models"]).describe("readiness checks"),
     startup_timeout_ms: z
       .number()
@@ -149,7 +145,6 @@ export const inferenceSection = z
       .describe(
         "how long the server may take to answer its health checks (a cold model download + compile; prime-rl waits 1800 s)",
       ),
-    tiny: tinySection("server (kind = tiny)"),
   })
   .strict()
   .prefault({});
@@ -157,7 +152,7 @@ export const inferenceSection = z
 /** `[trainer_process]`: the trainer process the launcher starts beside the orchestrator. */
 export const trainerProcessSection = z
   .object({
-    kind: z.enum(["prime-rl", "tiny", "none"]).default("none").describe("which trainer process to start"),
+    kind: z.enum(["prime-rl", "none"]).default("none").describe("which trainer process to start"),
     launch: z
       .enum(["torchrun", "entrypoint"])
       .default("torchrun")
@@ -166,7 +161,13 @@ export const trainerProcessSection = z
       .array(z.string())
       .optional()
       .describe(
-        'program (and leading args) replacing `torchrun` / `trainer`, e.g. ["uv", "run", "torchrun"]',
+        'program (and leading args) replacing `torchrun` / `trainer`, e.g. ["uv", "run", "torchrun"] or ["../scripts/torchrun-sid"]; "./…" and "../…" are relative to the TOML file',
+      ),
+    module: z
+      .string()
+      .default("prime_rl.trainer.rl.train")
+      .describe(
+        "launch = torchrun: the module torchrun runs (`-m`); air_tiny.trainer is the CPU stand-in (PYTHONPATH packages/tiny/py)",
       ),
     nnodes: z.number().int().positive().default(1).describe("torchrun --nnodes (multi-node)"),
     node_rank: z.number().int().min(0).default(0).describe("torchrun --node-rank of this machine"),
@@ -176,7 +177,11 @@ export const trainerProcessSection = z
       .string()
       .optional()
       .describe("prime-rl trainer TOML to use as is (relative to the config file); default: generated"),
-    lr: z.number().positive().default(1e-5).describe("prime-rl trainer learning rate ([optim] lr)"),
+    lr: z
+      .number()
+      .min(0)
+      .default(1e-5)
+      .describe("prime-rl trainer learning rate ([optim] lr; 0 keeps the weights: a control run)"),
     seq_len: z
       .number()
       .int()
@@ -190,7 +195,12 @@ export const trainerProcessSection = z
       .default({})
       .describe("extra values for the generated prime-rl trainer TOML"),
     extra_args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        'extra environment variables; a value starting "./" or "../" is a path relative to the TOML file',
+      ),
     startup_timeout_ms: z.number().int().positive().default(120_000),
     max_restarts: z
       .number()
@@ -214,7 +224,6 @@ export const trainerProcessSection = z
       .min(1)
       .default(2)
       .describe("prime-rl trainer [ckpt] keep_last: checkpoints kept on disk (older ones are removed)"),
-    tiny: tinySection("trainer (kind = tiny)"),
   })
   .strict()
   .refine((t) => t.node_rank < t.nnodes, { message: "node_rank must be < nnodes", path: ["node_rank"] })

@@ -111,7 +111,7 @@ describe("rl validate: [trainer_process] max_restarts", () => {
       "trainer_process.max_restarts: one node's ranks cannot be restarted alone",
     );
     expect(rlSync(["validate", CONFIG, "--trainer_process.max_restarts", "2"]).code).toBe(0);
-  });
+  }, 60_000);
 
   test("restarts without trainer checkpoints exit 2 naming both keys", () => {
     const prime = ["--trainer_process.kind", "prime-rl", "--trainer_process.max_restarts", "1"];
@@ -120,7 +120,7 @@ describe("rl validate: [trainer_process] max_restarts", () => {
     expect(none.stderr).toContain("trainer_process.max_restarts = 1 needs trainer checkpoints");
     expect(none.stderr).toContain("trainer_process.ckpt_interval sets none");
     expect(rlSync(["validate", CONFIG, ...prime]).code).toBe(0);
-  });
+  }, 60_000);
 });
 
 /** Waits (bounded) for a trainer pid in the run's pid file other than `not`. */

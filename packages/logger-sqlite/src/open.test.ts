@@ -12,6 +12,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Makes a fresh store look like one written when only the first `keep` migrations existed. */
 function downgrade(client: Database, keep: number): void {
+  if (keep < 5) {
+    for (const name of ["group", "reward", "improvement", "final_score"])
+      client.exec(`DROP INDEX trajectories_run_${name}`);
+  }
   if (keep < 4) client.exec("ALTER TABLE sandboxes DROP COLUMN host");
   if (keep < 3) {
     client.exec("ALTER TABLE runs DROP COLUMN heartbeat_at");
@@ -45,6 +49,10 @@ test("the dashboard's read-only open migrates a store written before the latest 
     // of a missing column would not fail.
     const columns = reader.$client.query("SELECT name FROM pragma_table_info('turns')").all();
     expect(columns).toContainEqual({ name: "prompt_from_previous" });
+    // Migration 0004: the dashboard's indexes for large runs.
+    const indexes = reader.$client.query("SELECT name FROM pragma_index_list('trajectories')").all();
+    expect(indexes).toContainEqual({ name: "trajectories_run_group" });
+    expect(indexes).toContainEqual({ name: "trajectories_run_reward" });
     const t = readTrajectory(reader, 1, "r");
     expect(t?.turns.map((x) => [x.completion, x.promptFromPrevious])).toEqual([["c", false]]);
   } finally {

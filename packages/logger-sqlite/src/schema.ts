@@ -80,6 +80,11 @@ export const trajectories = sqliteTable(
     uniqueIndex("trajectories_run_rollout").on(t.runId, t.rolloutId),
     index("trajectories_run_step").on(t.runId, t.step),
     index("trajectories_run_task").on(t.runId, t.task),
+    // The dashboard at 100k trajectories: a group's tree (trajectory and group pages) and the sorted lists.
+    index("trajectories_run_group").on(t.runId, t.groupId),
+    index("trajectories_run_reward").on(t.runId, t.reward),
+    index("trajectories_run_improvement").on(t.runId, t.improvement),
+    index("trajectories_run_final_score").on(t.runId, t.finalScore),
   ],
 );
 

@@ -120,5 +120,7 @@ export function rebuildPrompts(stored: StoredPrompt[]): Message[][] {
 export function logprobMean(turn: Turn): number | null {
   const lp = turn.completionLogprobs;
   if (!lp || lp.length === 0) return null;
-  return lp.reduce((a, b) => a + b, 0) / lp.length;
+  let sum = 0;
+  for (const x of lp) sum += x;
+  return sum / lp.length;
 }

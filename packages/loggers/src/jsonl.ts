@@ -52,7 +52,11 @@ function slimTurn(turn: Turn, o: SlimOptions): unknown {
     ...rest,
     ...(o.include_prompts ? { promptMessages } : { promptMessageCount: promptMessages.length }),
     ...(o.include_tokens
-      ? { promptTokenIds, completionTokenIds, completionLogprobs }
+      ? {
+          promptTokenIds: Array.from(promptTokenIds),
+          completionTokenIds: Array.from(completionTokenIds),
+          completionLogprobs: Array.from(completionLogprobs),
+        }
       : { promptTokens: promptTokenIds.length, completionTokens: completionTokenIds.length }),
   };
 }

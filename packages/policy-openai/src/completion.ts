@@ -20,7 +20,12 @@ const TOKEN_ID = /^token_id:(\d+)$/;
 
 function numberArray(value: unknown): number[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return value.every((v) => typeof v === "number" && Number.isFinite(v)) ? (value as number[]) : undefined;
+  // A plain loop: this runs over every prompt id of every turn (8k–32k of them at long contexts).
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    if (typeof v !== "number" || !Number.isFinite(v)) return undefined;
+  }
+  return value as number[];
 }
 
 /** One logprob entry's logprob: `logprob`, or the log of llama.cpp's post-sampling `prob`. */

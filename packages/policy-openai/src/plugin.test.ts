@@ -97,8 +97,8 @@ describe("openai policy plugin", () => {
     expect(trajectory.stopReason).toBe("done");
     expect(trajectory.turns.map((t) => t.action.command)).toEqual(["ls", "submit"]);
     for (const turn of trajectory.turns) {
-      expect(turn.promptTokenIds).toEqual(fakeTokens(renderPrompt(turn.promptMessages)));
-      expect(turn.completionTokenIds).toEqual(fakeTokens(turn.completionText));
+      expect(Array.from(turn.promptTokenIds)).toEqual(fakeTokens(renderPrompt(turn.promptMessages)));
+      expect(Array.from(turn.completionTokenIds)).toEqual(fakeTokens(turn.completionText));
       expect(turn.completionLogprobs).toHaveLength(turn.completionTokenIds.length);
     }
   });

@@ -525,8 +525,8 @@ export class OpenAIPolicy implements Policy {
  * byte each, plus a margin for the chat template's special tokens.
  */
 function upperBoundTokens(messages: Message[]): number {
-  const encoder = new TextEncoder();
-  return messages.reduce((sum, m) => sum + encoder.encode(m.content).length + 32, 64);
+  // Buffer.byteLength counts UTF-8 bytes without encoding a copy of the conversation each turn.
+  return messages.reduce((sum, m) => sum + Buffer.byteLength(m.content, "utf8") + 32, 64);
 }
 
 /** A 31-bit seed from the run seed, rollout, turn and re-ask, so rollouts of one group still differ. */

@@ -1,7 +1,13 @@
-import type { RewardResult, Trajectory } from "@air/core";
+import type { RewardResult, Trajectory, Turn } from "@air/core";
 import { type ResolvedMetric, readTurnScore, resolveMetric } from "./metric.ts";
 import type { DeltaConfig } from "./options.ts";
 import { impossibleScore } from "./range.ts";
+
+/** The tamper flags the env set on `turn` (`info.tamper`), or []. */
+export function tamperOf(turn: Turn): string[] {
+  const flags = turn.info?.tamper;
+  return Array.isArray(flags) ? flags.filter((f): f is string => typeof f === "string") : [];
+}
 
 /** Where a warning about a refused score goes (the plugin passes its logger). */
 export type Warn = (message: string) => void;
@@ -31,7 +37,12 @@ export function deltaRewards(
       );
     const values = turns.map((t) => (t.evaluationError ? config.invalid_reward : config.no_score_reward));
     const invalid = turns.filter((t) => t.evaluationError).length;
-    return finish(values, { ...emptyCounts(), invalid_turns: invalid, no_metric: 1 });
+    return finish(onTamper(trajectory, values, config), {
+      ...emptyCounts(),
+      invalid_turns: invalid,
+      no_metric: 1,
+      tamper_turns: turns.filter((t) => tamperOf(t).length > 0).length,
+    });
   }
   return scoreWithMetric(trajectory, metric, config, warn, minChange);
 }
@@ -60,6 +71,13 @@ function scoreWithMetric(
     return magnitude;
   };
   for (const turn of trajectory.turns) {
+    if (tamperOf(turn).length > 0) {
+      counts.tamper_turns++;
+      if (config.on_tamper === "zero") {
+        values.push(0);
+        continue;
+      }
+    }
     const score = readTurnScore(turn, metric.name);
     if (score.kind !== "none" && config.score_kinds && !config.score_kinds.includes(turn.stepKind ?? "")) {
       counts.ignored_kind_turns++;
@@ -115,7 +133,13 @@ function scoreWithMetric(
       values[last] =
         (values[last] ?? 0) + clip((config.terminal_weight * config.scale * improvement) / divisor());
   }
-  return finish(values, counts);
+  return finish(onTamper(trajectory, values, config), counts);
+}
+
+/** `values` with every flagged turn at 0 when `on_tamper = "zero"` (also after the terminal bonus). */
+function onTamper(trajectory: Trajectory, values: number[], config: DeltaConfig): number[] {
+  if (config.on_tamper !== "zero") return values;
+  return values.map((v, i) => (tamperOf(trajectory.turns[i] as Turn).length > 0 ? 0 : v));
 }
 
 function emptyCounts() {
@@ -131,6 +155,7 @@ function emptyCounts() {
     normalize_fallback: 0,
     no_metric: 0,
     ignored_kind_turns: 0,
+    tamper_turns: 0,
     below_min_turns: 0,
   };
 }

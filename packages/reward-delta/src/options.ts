@@ -44,6 +44,12 @@ export const deltaConfigSchema = z.object({
     .array(z.string().min(1))
     .optional()
     .describe('step kinds whose scores count, e.g. ["submit", "auto_submit"]; default: every scored turn'),
+  on_tamper: z
+    .enum(["keep", "zero"])
+    .default("keep")
+    .describe(
+      'turns the env flagged as tampering (`info.tamper`: reading ground truth, changing evaluation files, printing metric JSON, …): "keep" pays them as usual (counted in tamper_turns), "zero" gives them 0 and keeps their score out of the reference',
+    ),
   min_improvement: z
     .union([z.number().finite().min(0), z.literal("noise")])
     .default(0)

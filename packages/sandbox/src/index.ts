@@ -6,11 +6,16 @@
  */
 export {
   assertBwrapWorks,
+  type BwrapSpec,
   bwrapArgv,
+  bwrapInvocation,
   bwrapProblem,
+  interpreterPaths,
+  passwdFor,
   SANDBOX_HOME,
   SANDBOX_UID,
   SANDBOX_WORKSPACE,
+  sandboxEnv,
 } from "./bwrap.ts";
 export { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
 export {
@@ -27,9 +32,10 @@ export {
   DockerHostsRuntime,
   type HostState,
 } from "./docker-hosts.ts";
+export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
-export { type ProcessOutput, runProcess } from "./process.ts";
+export { chownTree, killGroup, type ProcessOutput, removeTree, runProcess, writeFd3 } from "./process.ts";
 export {
   execWithTimeout,
   SentinelShell,

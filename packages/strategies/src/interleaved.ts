@@ -3,7 +3,7 @@ import { type StrategyConfig, strategyConfigSchema } from "./options.ts";
 import { emptyCounts, fitToSeqLen, SampleDraft, type StrategyCounts, usableTurn } from "./sample.ts";
 
 /** True when `prefix` is a prefix of `tokens`. @example extendsPrefix([1, 2, 3], [1, 2]) // true */
-export function extendsPrefix(tokens: number[], prefix: number[]): boolean {
+export function extendsPrefix(tokens: ArrayLike<number>, prefix: ArrayLike<number>): boolean {
   if (prefix.length > tokens.length) return false;
   for (let i = 0; i < prefix.length; i++) if (tokens[i] !== prefix[i]) return false;
   return true;
@@ -49,7 +49,7 @@ export function interleavedSamples(trajectory: Trajectory, config: StrategyConfi
 
 function continues(
   draft: SampleDraft,
-  prompt: number[],
+  prompt: ArrayLike<number>,
   temperature: number,
   counts: StrategyCounts,
 ): boolean {

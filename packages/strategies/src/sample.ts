@@ -46,7 +46,7 @@ export class SampleDraft {
   constructor(readonly temperature: number) {}
 
   /** Prompt or environment tokens: not trained on. */
-  addContext(tokens: number[]): void {
+  addContext(tokens: ArrayLike<number> & Iterable<number>): void {
     for (const t of tokens) {
       this.tokenIds.push(t);
       this.lossMask.push(0);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Sample, Trajectory } from "@air/core";
+import { TokenLog } from "@air/core";
 import { makeTrajectory, makeTurn, seededRandom } from "@air/core/testing";
 import { expectTypeOf } from "expect-type";
 import { branching, branchingSamples } from "./branching.ts";
@@ -64,8 +65,12 @@ function checkAlignment(sample: Sample, t: Trajectory): void {
     previousEnd = span.end;
     const turn = t.turns[span.turn]!;
     const length = span.end - span.start;
-    expect(sample.tokenIds.slice(span.start, span.end)).toEqual(turn.completionTokenIds.slice(0, length));
-    expect(sample.logprobs.slice(span.start, span.end)).toEqual(turn.completionLogprobs.slice(0, length));
+    expect(sample.tokenIds.slice(span.start, span.end)).toEqual(
+      Array.from(turn.completionTokenIds.slice(0, length)),
+    );
+    expect(sample.logprobs.slice(span.start, span.end)).toEqual(
+      Array.from(turn.completionLogprobs.slice(0, length)),
+    );
     for (let i = span.start; i < span.end; i++) inSpan[i] = 1;
   }
   expect(sample.lossMask).toEqual(inSpan);
@@ -200,4 +205,47 @@ describe("plugins", () => {
 test("definePlugin infers the strategy config type from its schema", () => {
   expectTypeOf<Parameters<typeof branching.create>[0]>().toEqualTypeOf<StrategyConfig>();
   expectTypeOf<Parameters<typeof interleaved.create>[0]>().toEqualTypeOf<StrategyConfig>();
+});
+
+describe("a 30-turn trajectory as the loop records it", () => {
+  /** 30 turns, prompts growing by 250 tokens plus the previous reply, through core's TokenLog as runRollout does. */
+  function longTrajectory(): { t: Trajectory; finalTokens: number } {
+    const log = new TokenLog();
+    const turns: Trajectory["turns"] = [];
+    let sequence = Array.from({ length: 400 }, (_, i) => i);
+    for (let index = 0; index < 30; index++) {
+      const completion = Array.from({ length: 100 }, (_, i) => 10_000 + index * 100 + i);
+      const ids = log.append([...sequence], completion, turns);
+      turns.push(
+        makeTurn({
+          index,
+          promptTokenIds: ids.prompt,
+          completionTokenIds: ids.completion,
+          completionLogprobs: completion.map(() => -0.5),
+        }),
+      );
+      sequence = [...sequence, ...completion, ...Array.from({ length: 250 }, (_, i) => 50_000 + i)];
+    }
+    const last = turns.at(-1) as Trajectory["turns"][number];
+    return { t: makeTrajectory({ id: "long", turns }), finalTokens: last.promptTokenIds.length + 100 };
+  }
+
+  test("the turns share one prompt prefix and the interleaved sample holds each token once", () => {
+    const { t, finalTokens } = longTrajectory();
+    const views = t.turns.flatMap((turn) => [turn.promptTokenIds, turn.completionTokenIds]);
+    const held = new Set(views.map((v) => (v as Int32Array).buffer));
+    expect(held.size).toBe(1);
+    const bytes = [...held].reduce((a, b) => a + b.byteLength, 0);
+    expect(bytes).toBeLessThanOrEqual(4 * finalTokens * 1.125 + 1024);
+    const sumOfPrompts = t.turns.reduce((a, turn) => a + turn.promptTokenIds.length, 0);
+    expect(sumOfPrompts).toBeGreaterThan(10 * finalTokens);
+
+    const { samples, metrics } = interleavedSamples(t, STRATEGY_DEFAULTS);
+    expect(samples).toHaveLength(1);
+    expect(metrics?.prefix_breaks).toBe(0);
+    const sample = samples[0] as Sample;
+    expect(sample.tokenIds).toHaveLength(finalTokens);
+    expect(sample.lossMask.reduce((a, b) => a + b, 0)).toBe(30 * 100);
+    expect(sample.spans).toHaveLength(30);
+  });
 });

@@ -73,7 +73,7 @@ describe("strategies on tree rollouts", () => {
   }
 });
 
-function indexOf(haystack: number[], needle: number[], from: number): number {
+function indexOf(haystack: ArrayLike<number>, needle: ArrayLike<number>, from: number): number {
   outer: for (let i = from; i + needle.length <= haystack.length; i++) {
     for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
     return i;

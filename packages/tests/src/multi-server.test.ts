@@ -4,7 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "@air/core";
 import { OpenAIPolicy, openaiPolicyConfig } from "@air/policy-openai";
-import { startTiny, TINY_PYTHON, TINY_SERVER_SCRIPT, type TinyProcess, writeTinyConfig } from "@air/tiny";
+import {
+  startTiny,
+  TINY_PY_DIR,
+  TINY_PYTHON,
+  TINY_SERVER_SCRIPT,
+  type TinyProcess,
+  tinyFiles,
+  writeTinyConfig,
+} from "@air/tiny";
 
 /**
  * Several inference servers behind one policy, with two real tiny servers (Python, torch): rollouts spread
@@ -31,9 +39,9 @@ function writeWeights(name: string): string {
   const out = join(dir, name);
   const code = [
     "import json, sys",
-    `sys.path.insert(0, ${JSON.stringify(join(TINY_SERVER_SCRIPT, ".."))})`,
-    "import tiny_model as tm",
-    `config = tm.load_config(${JSON.stringify(join(dir, "tiny-0.json"))})`,
+    `sys.path.insert(0, ${JSON.stringify(TINY_PY_DIR)})`,
+    "from air_tiny import model as tm",
+    `config = tm.load_model_config(${JSON.stringify(tinyFiles(join(dir, "tiny-0.json")).modelDir)})`,
     `tm.save_weights(tm.build_model(config), ${JSON.stringify(out)})`,
   ].join("\n");
   const run = Bun.spawnSync([TINY_PYTHON, "-c", code], { stderr: "pipe" });

@@ -163,7 +163,7 @@ describe("quickstart: the tiny policy learns on apartmentRent", () => {
   }, 450_000);
 
   test("control: with lr = 0 the weights are still broadcast every step, but the reward does not rise", async () => {
-    const run = await runQuickstart("lr=0 control", ["--trainer_process.tiny.lr=0"]);
+    const run = await runQuickstart("lr=0 control", ["--trainer_process.lr=0"]);
     expect(run.steps).toEqual(ALL_STEPS);
     // Weights really went round: every step's rollouts used the version trained by the step before.
     expect(run.versions).toEqual(ALL_STEPS);

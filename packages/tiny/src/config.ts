@@ -1,16 +1,22 @@
 import { z } from "zod";
 
 /**
- * The JSON config both tiny scripts read (`--config <file>`). Defaults match `py/tiny_model.py` DEFAULTS.
- * Server and trainer must get the same model fields and seed: both build their initial weights from them.
+ * The test kit's flat description of a tiny setup; `writeTinyConfig` turns it into what the stand-ins read: a
+ * model directory (`config.json`, model_type "air-tiny") and prime-rl's inference and trainer TOMLs (0.9
+ * layout). Model defaults match `py/air_tiny/model.py` MODEL_DEFAULTS; trainer defaults are the kit's (prime-rl's
+ * own are lr 1e-6, weight_decay 0.01). Server and trainer get the same model directory, so the same weights.
  * @example tinyConfigSchema.parse({ commands: ["python train.py", "validate", "submit"], run_dir: "/out/prime-rl/run_default" })
  */
 const tinyFields = z
   .object({
     host: z.string().default("127.0.0.1").describe("server bind address"),
     port: z.number().int().min(0).max(65535).default(8000).describe("server port; 0 picks a free one"),
-    model_name: z.string().default("tiny").describe("model id served on /v1/models"),
-    seed: z.number().int().default(0).describe("seeds the initial weights and the server's sampler"),
+    model_name: z.string().default("tiny").describe("model id served on /v1/models (vllm.served_model_name)"),
+    seed: z
+      .number()
+      .int()
+      .default(0)
+      .describe("seeds the initial weights (config.json) and the server's sampler (vllm.seed)"),
     commands: z
       .array(z.string().min(1))
       .min(1)
@@ -59,19 +65,25 @@ const tinyFields = z
       .int()
       .positive()
       .default(100)
-      .describe("trainer: how often to look for the next batch"),
+      .describe("trainer: how often to look for the next batch (AIR_TINY_POLL_S)"),
     max_steps: z.number().int().positive().nullable().default(null).describe("trainer: exit after this step"),
+    prime_rl_version: z
+      .enum(["0.8", "0.9"])
+      .default("0.9")
+      .describe("trainer TOML layout: 0.9 (run_dir is output_dir) or 0.8 (run_dir is <output_dir>/run_*)"),
     run_dir: z
       .string()
       .nullable()
       .default(null)
-      .describe("trainer: the run dir with rollouts/ and broadcasts/ (prime-rl's <output_dir>/run_default)"),
+      .describe(
+        "trainer: the dir with rollouts/ and broadcasts/ (0.9: output_dir; 0.8: <output_dir>/run_default)",
+      ),
     metrics_file: z
       .string()
       .nullable()
       .default(null)
       .describe(
-        "trainer: step metrics JSONL (default: <run_dir>/../metrics.jsonl, where prime-rl writes it)",
+        "trainer: step metrics JSONL (monitors.file.path; default <run_dir>/metrics.jsonl, where prime-rl 0.9 writes it)",
       ),
     discussion: z
       .string()
@@ -84,13 +96,6 @@ export const tinyConfigSchema = tinyFields.refine((c) => c.d_model % c.heads ===
   message: "d_model must be a multiple of heads",
   path: ["heads"],
 });
-
-/**
- * What a user may set in `[inference] tiny` / `[trainer_process] tiny`: any of the fields, checked as the scripts
- * will check them (so `rl validate` catches a bad value, naming its TOML path), no defaults filled in.
- * @example tinySectionSchema.safeParse({ lr: -1 }).success // false
- */
-export const tinySectionSchema = tinyFields.partial();
 
 export type TinyConfig = z.output<typeof tinyConfigSchema>;
 export type TinyConfigInput = z.input<typeof tinyConfigSchema>;

@@ -18,9 +18,13 @@ test("the trainer's loss is prime-rl's default loss (DPPO masking, KL term, rl_w
   expect(await python([join(import.meta.dir, "fixtures", "check_loss.py"), PY_DIR])).toBe("ok");
 }, 60_000);
 
-test("zod defaults equal the Python defaults", async () => {
-  const code = `import json, sys; sys.path.insert(0, ${JSON.stringify(PY_DIR)}); import tiny_model; print(json.dumps(tiny_model.DEFAULTS))`;
-  const pythonDefaults = JSON.parse(await python(["-c", code]));
-  const { commands: _, ...zodDefaults } = tinyConfigSchema.parse({ commands: ["x"] });
-  expect(zodDefaults).toEqual(pythonDefaults);
+test("the kit's defaults equal the Python defaults (model config.json and prime-rl's default loss)", async () => {
+  const code = `import json, sys; sys.path.insert(0, ${JSON.stringify(PY_DIR)}); from air_tiny import model, loss; print(json.dumps({**model.MODEL_DEFAULTS, **loss.LOSS_DEFAULTS}))`;
+  const py = JSON.parse(await python(["-c", code]));
+  const kit = tinyConfigSchema.parse({ commands: ["x"] });
+  const { max_position_embeddings, ...rest } = py;
+  expect(kit.max_model_len).toBe(max_position_embeddings);
+  const kitValues = kit as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(rest as Record<string, unknown>))
+    expect({ key, value: kitValues[key] }).toEqual({ key, value });
 }, 60_000);

@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import type { TinyConfig } from "./config.ts";
 import { tinyArgv } from "./scripts.ts";
 
 /** A started tiny script and the JSON event it printed when ready. */
@@ -10,16 +11,25 @@ export interface TinyProcess {
 }
 
 /**
- * Starts `script` with `configFile` and waits (up to `timeoutMs`) for its first stdout line, a JSON event
- * (`{"event": "listening", "port": ...}` for the server, `{"event": "ready", ...}` for the trainer).
+ * Starts `script` (`<script> @ <toml>`, the TOML `writeTinyConfig` derived from `configFile`) and waits (up to `timeoutMs`) for its first stdout line, a JSON event
+ * (`{"event": "listening", "port": ...}` for the server, `{"event": "ready", ...}` for the trainer). `extraEnv`:
+ * e.g. what torchrun gives each rank (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
  * @example const server = await startTiny(TINY_SERVER_SCRIPT, "/run/tiny.json"); await server.stop();
  */
 export async function startTiny(
   script: string,
   configFile: string,
   timeoutMs = 30_000,
+  extraEnv: Record<string, string> = {},
 ): Promise<TinyProcess> {
-  const proc = Bun.spawn(tinyArgv(script, configFile), { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const config = (await Bun.file(configFile).json()) as TinyConfig;
+  const env = { ...process.env, AIR_TINY_POLL_S: String(config.poll_ms / 1000), ...extraEnv };
+  const proc = Bun.spawn(tinyArgv(script, configFile), {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env,
+  });
   const stop = async (ms = 10_000) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode ?? String(proc.signalCode);
     proc.kill("SIGTERM");

@@ -12,7 +12,8 @@ import { startTiny, type TinyProcess } from "./process.ts";
 import { TINY_TRAINER_SCRIPT, writeTinyConfig } from "./scripts.ts";
 
 // The tiny trainer reads both prime-rl formats air writes: 0.8's TrainingBatch and 0.9's packed MicroBatch lists
-// (one file per data rank). The same samples must give the same step-1 loss either way.
+// (one file per data rank, each read by its own rank). The same samples must give the same step-1 loss either way:
+// two ranks dividing by the all-reduced token count and summing gradients take the step one process would.
 const root = mkdtempSync(join(tmpdir(), "air-tiny-formats-"));
 const started: TinyProcess[] = [];
 afterAll(async () => {
@@ -42,8 +43,22 @@ const samples = [
   sample([3, 4], [259], 0.5),
 ];
 
-async function stepMetrics(name: string, write: (stepDir: string) => void): Promise<Record<string, number>> {
-  const runDir = join(root, name);
+/** Free TCP port for the ranks' rendezvous (torchrun's MASTER_PORT). */
+async function freePort(): Promise<number> {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+/** Trains step 1 with `ranks` trainer processes, each given the environment torchrun gives a rank. */
+async function stepMetrics(
+  name: string,
+  version: "0.8" | "0.9",
+  ranks: number,
+  write: (stepDir: string) => void,
+): Promise<Record<string, number>> {
+  const runDir = join(root, name, version === "0.8" ? "run_default" : "");
   const metricsFile = join(root, `${name}.jsonl`);
   writeTinyConfig(join(root, `${name}.json`), {
     commands: ["a", "b"],
@@ -51,15 +66,30 @@ async function stepMetrics(name: string, write: (stepDir: string) => void): Prom
     metrics_file: metricsFile,
     poll_ms: 20,
     max_steps: 1,
+    prime_rl_version: version,
   });
-  const proc = await startTiny(TINY_TRAINER_SCRIPT, join(root, `${name}.json`));
-  started.push(proc);
+  const port = String(await freePort());
+  const rankEnv = (r: number) => ({
+    RANK: String(r),
+    LOCAL_RANK: String(r),
+    WORLD_SIZE: String(ranks),
+    MASTER_ADDR: "127.0.0.1",
+    MASTER_PORT: port,
+  });
+  const procs = await Promise.all(
+    Array.from({ length: ranks }, (_, r) =>
+      startTiny(TINY_TRAINER_SCRIPT, join(root, `${name}.json`), 60_000, rankEnv(r)),
+    ),
+  );
+  started.push(...procs);
   const stepDir = join(runDir, "rollouts", "step_1");
   mkdirSync(stepDir, { recursive: true });
   write(stepDir);
-  const code = await Promise.race([proc.proc.exited, Bun.sleep(30_000).then(() => "hung")]);
-  if (code !== 0)
-    throw new Error(`tiny trainer exited ${code}: ${await new Response(proc.proc.stderr).text()}`);
+  for (const proc of procs) {
+    const code = await Promise.race([proc.proc.exited, Bun.sleep(60_000).then(() => "hung")]);
+    if (code !== 0)
+      throw new Error(`tiny trainer exited ${code}: ${await new Response(proc.proc.stderr).text()}`);
+  }
   expect(existsSync(join(runDir, "broadcasts", "step_1", "STABLE"))).toBe(true);
   return JSON.parse(readFileSync(metricsFile, "utf8").trim().split("\n")[0] ?? "{}") as Record<
     string,
@@ -67,14 +97,14 @@ async function stepMetrics(name: string, write: (stepDir: string) => void): Prom
   >;
 }
 
-test("0.8 TrainingBatch and 0.9 MicroBatch files over two ranks train the same step", async () => {
-  const v08 = await stepMetrics("v08", (dir) =>
+test("0.8 TrainingBatch (one process) and 0.9 MicroBatch files (two gloo ranks, each reading its own rank_R.bin) train the same step", async () => {
+  const v08 = await stepMetrics("v08", "0.8", 1, (dir) =>
     writeFileSync(
       join(dir, "train_rollouts.bin"),
       encodeTrainingBatch({ examples: samples, step: 1, run_idx: null }),
     ),
   );
-  const v09 = await stepMetrics("v09", (dir) => {
+  const v09 = await stepMetrics("v09", "0.9", 2, (dir) => {
     // Highest rank first, as the plugin writes them: rank_0.bin appearing means the step is complete.
     const grid = packSamples(samples, { seqLen: 6, dataWorldSize: 2, padToMultipleOf: 4 });
     expect(grid.flat().length).toBeGreaterThan(2);
@@ -85,7 +115,7 @@ test("0.8 TrainingBatch and 0.9 MicroBatch files over two ranks train the same s
   expect(v09["progress/trainable_tokens"]).toBe(v08["progress/trainable_tokens"] ?? -1);
   expect(v09["loss/mean"]).toBeCloseTo(v08["loss/mean"] ?? Number.NaN, 12);
   expect(v09["optim/grad_norm"]).toBeCloseTo(v08["optim/grad_norm"] ?? Number.NaN, 12);
-}, 90_000);
+}, 180_000);
 
 test("a malformed rank file stops the trainer with a message naming the step dir", async () => {
   const runDir = join(root, "bad");
@@ -101,6 +131,6 @@ test("a malformed rank file stops the trainer with a message naming the step dir
   expect(code).not.toBe(0);
   expect(code).not.toBe("hung");
   expect(await new Response(proc.proc.stderr).text()).toContain(
-    `cannot read ${join(runDir, "rollouts", "step_1")}`,
+    "rank 0: cannot read step 1: not a prime-rl batch",
   );
 }, 60_000);

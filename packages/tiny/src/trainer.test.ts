@@ -1,9 +1,18 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { encodeMicroBatches, packSamples, type TrainingSampleWire } from "@air/trainer-prime-rl";
 import { startTiny, type TinyProcess } from "./process.ts";
-import { TINY_TRAINER_SCRIPT, writeTinyConfig } from "./scripts.ts";
+import { TINY_TRAINER_SCRIPT, tinyFiles, writeTinyConfig } from "./scripts.ts";
 
 const root = mkdtempSync(join(tmpdir(), "air-tiny-trainer-"));
 const started: TinyProcess[] = [];
@@ -12,69 +21,98 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function trainerIn(name: string): Promise<{ proc: TinyProcess; runDir: string }> {
-  const runDir = join(root, name, "run_default");
-  writeTinyConfig(join(root, `${name}.json`), { commands: ["a", "b"], run_dir: runDir, poll_ms: 20 });
-  const proc = await startTiny(TINY_TRAINER_SCRIPT, join(root, `${name}.json`));
+/** A trainer on prime-rl 0.9's layout (run dir = output dir); `toml` is appended to its trainer TOML. */
+async function trainerIn(
+  name: string,
+  toml = "",
+  maxSteps?: number,
+): Promise<{ proc: TinyProcess; runDir: string }> {
+  const runDir = join(root, name);
+  const file = join(root, `${name}.json`);
+  writeTinyConfig(file, { commands: ["a", "b"], run_dir: runDir, poll_ms: 20, max_steps: maxSteps ?? null });
+  if (toml) appendFileSync(tinyFiles(file).trainer, toml);
+  const proc = await startTiny(TINY_TRAINER_SCRIPT, file, 60_000);
   started.push(proc);
   return { proc, runDir };
 }
 
-test("the trainer starts at prime-rl's step 1 and resumes after the newest STABLE broadcast", async () => {
-  const first = await trainerIn("fresh");
-  expect(first.proc.ready).toMatchObject({ event: "ready", step: 1 });
-  expect(await first.proc.stop(5_000)).toBe(0);
-  const seed = await trainerIn("seed");
-  await seed.proc.stop(5_000);
-  // Make broadcasts/step_2 (weights + STABLE) and an unfinished step_3 by hand from a fresh model's weights.
-  const code = [
-    "import sys; sys.path.insert(0, sys.argv[1]); import tiny_model as tm",
-    "m = tm.build_model({**tm.DEFAULTS, 'commands': ['a', 'b']}); tm.save_weights(m, sys.argv[2]); tm.save_weights(m, sys.argv[3])",
-  ].join("\n");
-  const resumeRun = join(root, "resume", "run_default");
-  const done = join(resumeRun, "broadcasts", "step_2");
-  const partial = join(resumeRun, "broadcasts", "step_3");
-  const py = Bun.spawn(["/usr/bin/python3", "-c", code, join(import.meta.dir, "..", "py"), done, partial]);
-  expect(await py.exited).toBe(0);
-  writeFileSync(join(done, "STABLE"), "");
-  const resumed = await trainerIn("resume");
-  expect(resumed.proc.ready).toMatchObject({ step: 3 });
-}, 60_000);
+const SAMPLE: TrainingSampleWire = {
+  token_ids: [1, 2, 258, 256],
+  mask: [false, false, true, true],
+  logprobs: [0, 0, -0.7, 0],
+  temperatures: [1, 1, 1, 1],
+  env_name: "t",
+  ref_logprobs: null,
+  rl_weights: null,
+  ce_weights: null,
+  ref_kl_weights: null,
+  advantages: [0, 0, 1, 1],
+};
 
-test("a malformed batch stops the trainer with a message (the launcher sees it exit)", async () => {
-  const { proc, runDir } = await trainerIn("bad");
-  mkdirSync(join(runDir, "rollouts", "step_1"), { recursive: true });
-  writeFileSync(join(runDir, "rollouts", "step_1", "train_rollouts.bin"), new Uint8Array([0x93, 0x90, 0x01]));
-  const code = await Promise.race([proc.proc.exited, Bun.sleep(20_000).then(() => "hung")]);
-  expect(code).not.toBe(0);
-  expect(code).not.toBe("hung");
-  expect(await new Response(proc.proc.stderr).text()).toContain("TrainingBatch");
-}, 60_000);
+function writeStep(runDir: string, step: number, samples = [SAMPLE]): void {
+  const dir = join(runDir, "rollouts", `step_${step}`);
+  mkdirSync(dir, { recursive: true });
+  const grid = packSamples(samples, { seqLen: 16, dataWorldSize: 1 });
+  writeFileSync(join(dir, "rank_0.bin"), encodeMicroBatches(grid[0] ?? []));
+}
+
+async function exited(proc: TinyProcess, ms = 60_000): Promise<number | string> {
+  return await Promise.race([proc.proc.exited, Bun.sleep(ms).then(() => "hung")]);
+}
+
+test("a fresh trainer starts at prime-rl's step 1 and broadcasts the incoming policy as step_0 first", async () => {
+  const { proc, runDir } = await trainerIn("fresh");
+  expect(proc.ready).toMatchObject({ event: "ready", step: 1, rank: 0, world_size: 1 });
+  expect(existsSync(join(runDir, "broadcasts", "step_0", "STABLE"))).toBe(true);
+  expect(existsSync(join(runDir, "broadcasts", "step_0", "model.pt"))).toBe(true);
+  expect(await proc.stop(30_000)).toBe(0);
+}, 90_000);
+
+test("checkpoints every ckpt.interval steps and after the last, keep_last prunes, broadcasts pruned as prime-rl does; [resume] step = k continues at k + 1", async () => {
+  const ckpt = "[ckpt]\ninterval = 2\nkeep_last = 1\n";
+  const first = await trainerIn("ckpt", ckpt, 3);
+  for (const step of [1, 2, 3]) writeStep(first.runDir, step);
+  expect(await exited(first.proc)).toBe(0);
+  const ckpts = join(first.runDir, "checkpoints");
+  expect(existsSync(join(ckpts, "step_1"))).toBe(false); // not on the interval
+  expect(existsSync(join(ckpts, "step_2"))).toBe(false); // saved at step 2, pruned by keep_last = 1 after step 3
+  expect(existsSync(join(ckpts, "step_3", "trainer", "tiny.pt"))).toBe(true); // the final checkpoint
+  // prime-rl removes broadcasts/step_{N-2} after broadcasting N unless N-2 is on the ckpt interval (0 always is):
+  expect(
+    ["step_0", "step_1", "step_2", "step_3"].map((s) => existsSync(join(first.runDir, "broadcasts", s))),
+  ).toEqual([true, false, true, true]);
+  const rows = readFileSync(join(first.runDir, "metrics.jsonl"), "utf8").trim().split("\n");
+  expect(rows.map((r) => JSON.parse(r).step)).toEqual([1, 2, 3]);
+
+  rmSync(join(root, "ckpt.json.trainer.toml"));
+  rmSync(join(first.runDir, "broadcasts", "step_3"), { recursive: true });
+  const resumed = await trainerIn("ckpt", `${ckpt}[resume]\nstep = 3\n`);
+  expect(resumed.proc.ready).toMatchObject({ step: 4 });
+  // The incoming policy of the resumed step (v3, from the checkpoint) is broadcast before its batch is awaited.
+  expect(existsSync(join(resumed.runDir, "broadcasts", "step_3", "STABLE"))).toBe(true);
+  expect(await resumed.proc.stop(30_000)).toBe(0);
+}, 180_000);
+
+test("[resume] step = k without that checkpoint fails as prime-rl's does (FileNotFoundError naming the path)", async () => {
+  const file = join(root, "missing.json");
+  writeTinyConfig(file, { commands: ["a", "b"], run_dir: join(root, "missing"), poll_ms: 20 });
+  appendFileSync(tinyFiles(file).trainer, "[resume]\nstep = 4\n");
+  const proc = Bun.spawn(["/usr/bin/python3", TINY_TRAINER_SCRIPT, "@", tinyFiles(file).trainer], {
+    stderr: "pipe",
+  });
+  expect(await Promise.race([proc.exited, Bun.sleep(60_000).then(() => "hung")])).toBe(1);
+  expect(await new Response(proc.stderr).text()).toContain(
+    `FileNotFoundError: Checkpoint not found at ${join(root, "missing", "checkpoints", "step_4", "trainer")}`,
+  );
+}, 90_000);
 
 test("a token outside the vocabulary stops the trainer with a message", async () => {
   const { proc, runDir } = await trainerIn("vocab");
-  const { encodeTrainingBatch } = await import("@air/trainer-prime-rl");
-  const sample = {
-    token_ids: [1, 2, 999],
-    mask: [false, false, true],
-    logprobs: [0, 0, -1],
-    temperatures: [1, 1, 1],
-    env_name: "t",
-    ref_logprobs: null,
-    rl_weights: null,
-    ce_weights: null,
-    ref_kl_weights: null,
-    advantages: [0, 0, 1],
-  };
-  mkdirSync(join(runDir, "rollouts", "step_1"), { recursive: true });
-  writeFileSync(
-    join(runDir, "rollouts", "step_1", "train_rollouts.bin"),
-    encodeTrainingBatch({ examples: [sample], step: 1, run_idx: null }),
-  );
-  const code = await Promise.race([proc.proc.exited, Bun.sleep(20_000).then(() => "hung")]);
+  writeStep(runDir, 1, [{ ...SAMPLE, token_ids: [1, 2, 999, 256] }]);
+  const code = await exited(proc, 30_000);
   expect(code).not.toBe(0);
   expect(code).not.toBe("hung");
   expect(await new Response(proc.proc.stderr).text()).toContain(
     "token id 999 is outside this model's vocabulary",
   );
-}, 60_000);
+}, 90_000);

@@ -118,6 +118,9 @@ export async function loadConfig<E extends Record<string, z.ZodType> = Record<ne
   if (!stage1.success) throw invalid(formatIssues(stage1.error, [], shown), shown);
   const root = stage1.data as ResolvedConfig<E>["root"];
   const dir = dirname(abs);
+  // A local model directory ("./…" or "../…") is relative to the TOML file, like every path in it; every process
+  // (trainer and inference TOMLs, the policy's model name) then gets the same absolute path.
+  if (/^\.\.?\//.test(root.model.name)) root.model.name = resolve(dir, root.model.name);
   const problems: string[] = [];
 
   const resolveOne = async <K extends PluginKind>(

@@ -90,7 +90,13 @@ export const runSection = z
   .prefault({});
 
 export const modelSection = z
-  .object({ name: z.string().default("tiny"), max_model_len: z.number().int().positive().optional() })
+  .object({
+    name: z
+      .string()
+      .default("tiny")
+      .describe('HF model name or local model directory; "./…" and "../…" are relative to the TOML file'),
+    max_model_len: z.number().int().positive().optional(),
+  })
   .strict()
   .prefault({});
 

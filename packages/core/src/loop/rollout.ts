@@ -3,6 +3,7 @@ import type { EventBus } from "../events.ts";
 import type { PendingWork } from "../pending.ts";
 import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
+import { TokenLog } from "./tokens.ts";
 
 export interface RolloutDeps {
   env: Environment;
@@ -59,7 +60,14 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
       { plugin: names.env, hook: "start", signal },
     );
     trajectory.initialMessages = initial;
-    const episode: Episode = { rolloutId, step: input.step, session, trajectory, messages: [...initial] };
+    const episode: Episode = {
+      rolloutId,
+      step: input.step,
+      session,
+      trajectory,
+      messages: [...initial],
+      tokens: new TokenLog(),
+    };
     let done = false;
     for (let index = 0; index < deps.maxTurns && !done; index++) {
       const outcome = await playTurn(deps, episode, index);
@@ -73,6 +81,7 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
     else if (trajectory.stopReason === "max_turns" && session.finish) {
       await finishEpisode(deps, session.finish.bind(session), trajectory);
     }
+    episode.tokens?.trim(trajectory.turns);
   } finally {
     await pending
       .run(`${names.env}.close ${rolloutId}`, timeouts.env_open_ms, () => session.close(), {
@@ -92,6 +101,8 @@ export interface Episode {
   session: EnvSession;
   trajectory: Trajectory;
   messages: Message[];
+  /** The rollout's token ids, each shared prefix held once (a new log when absent). */
+  tokens?: TokenLog;
 }
 
 /**
@@ -108,22 +119,22 @@ export async function playTurn(
   const { policy, pending, names, timeouts, signal } = deps;
   const { rolloutId, session, trajectory, messages } = episode;
   if (signal.aborted) return "aborted";
+  episode.tokens ??= new TokenLog();
+  const tokens = episode.tokens;
   const g0 = Date.now();
+  const request: GenerateRequest = {
+    messages: [...messages],
+    rolloutId,
+    turnIndex: index,
+    signal,
+    initialMessages: trajectory.initialMessages.length,
+  };
+  if (session.formatErrorMessage !== undefined) request.formatErrorMessage = session.formatErrorMessage;
+  if (session.parseReply) request.parseReply = session.parseReply.bind(session);
   const generation = await pending.run(
     `${names.policy}.generate ${rolloutId} turn ${index}`,
     timeouts.generate_ms,
-    () => {
-      const request: GenerateRequest = {
-        messages: [...messages],
-        rolloutId,
-        turnIndex: index,
-        signal,
-        initialMessages: trajectory.initialMessages.length,
-      };
-      if (session.formatErrorMessage !== undefined) request.formatErrorMessage = session.formatErrorMessage;
-      if (session.parseReply) request.parseReply = session.parseReply.bind(session);
-      return policy.generate(request);
-    },
+    () => policy.generate(request),
     { plugin: names.policy, hook: "generate", signal },
   );
   const generateMs = Date.now() - g0;
@@ -138,13 +149,15 @@ export async function playTurn(
     () => session.step(generation.action),
     { plugin: names.env, hook: "step", signal },
   );
+  const ids = tokens.append(generation.promptTokenIds, generation.completionTokenIds, trajectory.turns);
   const turn: Turn = {
     index,
-    promptMessages: generation.promptMessages ?? [...messages],
+    // The request's list (already a copy of the conversation so far) when the policy sent it as is.
+    promptMessages: generation.promptMessages ?? request.messages,
     completionText: generation.action.text,
-    promptTokenIds: generation.promptTokenIds,
-    completionTokenIds: generation.completionTokenIds,
-    completionLogprobs: generation.completionLogprobs,
+    promptTokenIds: ids.prompt,
+    completionTokenIds: ids.completion,
+    completionLogprobs: Float32Array.from(generation.completionLogprobs),
     finishReason: generation.finishReason,
     action: generation.action,
     observation: result.observation,

@@ -159,7 +159,9 @@ describe("tree rollouts", () => {
         const span = sample.spans[0] as { turn: number; start: number; end: number };
         const turn = node.turns[span.turn];
         expect(turn).toBeDefined();
-        expect(sample.tokenIds.slice(span.start, span.end)).toEqual(turn?.completionTokenIds ?? []);
+        expect(sample.tokenIds.slice(span.start, span.end)).toEqual(
+          Array.from(turn?.completionTokenIds ?? []),
+        );
         expect(sample.lossMask.slice(0, span.start).every((m) => m === 0)).toBe(true);
         if (!node.parent) continue;
         const prefix = path(byId, node)

@@ -14,7 +14,7 @@ export function makeTurn(fields: Partial<Turn> = {}): Turn {
     completionText: "",
     promptTokenIds: [1],
     completionTokenIds,
-    completionLogprobs: completionTokenIds.map(() => -1),
+    completionLogprobs: Array.from(completionTokenIds, () => -1),
     finishReason: "stop",
     action: { text: "" },
     observation: "",

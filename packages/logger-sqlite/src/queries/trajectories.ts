@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, exists, or, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { StoreDb } from "../open.ts";
 import { trajectories, turns } from "../schema.ts";
@@ -85,11 +85,15 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
     and(eq(turns.runId, trajectories.runId), eq(turns.rolloutId, trajectories.rolloutId)),
   );
   const liveTurnCount = sql<number>`CASE WHEN ${trajectories.status} = 'running' THEN ${storedTurns} ELSE ${trajectories.turnCount} END`;
+  // SQLite sorts NULL lowest, so DESC puts unscored rows last and the (run_id, column) index serves the order.
   const order =
     filter.sort === "step"
       ? [desc(trajectories.step), desc(trajectories.id)]
-      : [sql`${SORT_COLUMNS[filter.sort]} IS NULL`, desc(SORT_COLUMNS[filter.sort]), desc(trajectories.id)];
-  const total = db.select({ n: count() }).from(trajectories).where(where).get()?.n ?? 0;
+      : [desc(SORT_COLUMNS[filter.sort]), desc(trajectories.id)];
+  // A search reads turn text (no index): its count stops at SEARCH_COUNT_LIMIT matches instead of reading all.
+  const total = filter.q
+    ? countUpTo(db, where, SEARCH_COUNT_LIMIT)
+    : (db.select({ n: count() }).from(trajectories).where(where).get()?.n ?? 0);
   const rows = db
     .select({
       rolloutId: trajectories.rolloutId,
@@ -115,13 +119,32 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
     .limit(filter.per)
     .offset((filter.page - 1) * filter.per)
     .all();
-  const tasks = db
-    .selectDistinct({ task: trajectories.task })
-    .from(trajectories)
-    .where(eq(trajectories.runId, runId))
-    .orderBy(asc(trajectories.task))
-    .all()
-    .map((r) => r.task);
-  return { total, rows, tasks, pages: Math.max(1, Math.ceil(total / filter.per)) };
+  const tasks = runTasks(db, runId);
+  const capped = filter.q !== undefined && total >= SEARCH_COUNT_LIMIT;
+  return { total, capped, rows, tasks, pages: Math.max(1, Math.ceil(total / filter.per)) };
+}
+
+/** Most matches a search counts (the list then says "at least"). */
+export const SEARCH_COUNT_LIMIT = 1000;
+
+function countUpTo(db: StoreDb, where: SQL | undefined, limit: number): number {
+  const matches = db.select({ one: sql`1` }).from(trajectories).where(where).limit(limit).as("matches");
+  return db.select({ n: count() }).from(matches).get()?.n ?? 0;
+}
+
+/**
+ * The run's distinct tasks in order, by a skip-scan of the (run_id, task) index: one lookup per task, not one
+ * row per trajectory.
+ */
+function runTasks(db: StoreDb, runId: number): string[] {
+  const rows = db.all<{ task: string | null }>(sql`
+    WITH RECURSIVE t(task) AS (
+      SELECT min(task) FROM ${trajectories} WHERE run_id = ${runId}
+      UNION ALL
+      SELECT (SELECT min(task) FROM ${trajectories} WHERE run_id = ${runId} AND task > t.task) FROM t
+      WHERE t.task IS NOT NULL
+    )
+    SELECT task FROM t WHERE task IS NOT NULL`);
+  return rows.map((r) => r.task as string);
 }
 export type TrajectoryListRow = ReturnType<typeof listTrajectories>["rows"][number];

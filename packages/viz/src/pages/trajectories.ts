@@ -15,7 +15,7 @@ function href(runId: number, query: TrajectoryQuery, page: number): string {
 
 /** The trajectory list: filters, search, pagination, a compare form; a tree rollout's nodes link to their tree. */
 export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuery): Html {
-  const { total, rows, tasks, pages } = listTrajectories(db, run.id, query);
+  const { total, capped, rows, tasks, pages } = listTrajectories(db, run.id, query);
   const trees = treeGroupIds(
     db,
     run.id,
@@ -39,7 +39,7 @@ export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuer
         (s) => html`<option ${selected(s, query.sort)}>${s}</option>`,
       )}</select>
       <button>filter</button></form>
-    <p class="count">${total} trajectories · page ${query.page} of ${pages}</p>
+    <p class="count">${capped ? `at least ${total}` : total} trajectories · page ${query.page} of ${capped ? `${pages}+` : pages}</p>
     <form method="get" action="/runs/${run.id}/compare" class="compare-form">
     <table class="trajectories"><thead><tr><th>A</th><th>B</th><th>rollout</th><th>step</th><th>task</th><th>example</th>
       <th>status</th><th>reward</th><th>final</th><th>baseline</th><th>improvement</th><th>turns</th><th>tokens</th></tr></thead>

@@ -2,8 +2,10 @@
 
 - 0.8 (v0.8.0): `<run_dir>/rollouts/step_<N>/train_rollouts.bin`, one TrainingBatch (the trainer packs it);
 - 0.9 (after #3189): `<run_dir>/rollouts/step_<N>/rank_<R>.bin`, one list[MicroBatch] per data rank, samples
-  already packed into sequences (`sequence_lengths`). This one-process trainer reads every rank's file of a step
-  and unpacks the sequences back into samples, so the loss is the same as over TrainingSamples.
+  already packed into sequences (`sequence_lengths`), or the same bytes over ZMQ (prime-rl's
+  `transports/rollouts/zmq.py`: PUB on `tcp://host:port`, topic `data_rank|R|`; each receiver PUSHes its rank to
+  `port + 1` once subscribed). Each trainer rank reads only its own data rank's list and unpacks the sequences
+  back into samples.
 
 The 0.8 file is msgspec's positional (array_like) MessagePack of TrainingBatch [examples, step, run_idx] whose
 examples are TrainingSample [token_ids, mask, logprobs, temperatures, env_name, ref_logprobs, mm_kwargs,
@@ -140,6 +142,58 @@ def decode_micro_batches(data):
             })
             start = end
     return samples
+
+
+def read_rank(run_dir, step, rank):
+    """Data rank R's samples of step N (0.9 file), or None while `rank_R.bin` is not there (prime-rl's
+    FileSystemMicroBatchReceiver waits for exactly that path; the writer renames it into place)."""
+    path = os.path.join(step_dir(run_dir, step), f"rank_{rank}.bin")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        samples = [s for s in decode_micro_batches(f.read()) if any(s["mask"])]
+    return {"examples": samples, "step": step, "run_idx": None, "format": "0.9", "paths": [path]}
+
+
+def read_shard(run_dir, step, rank, world):
+    """0.8: every rank reads the one TrainingBatch file and takes samples rank, rank + world, ..."""
+    path = rollout_path(run_dir, step)
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        batch = decode_batch(f.read())
+    return {**batch, "examples": batch["examples"][rank::world], "format": "0.8", "paths": [path]}
+
+
+class ZmqReceiver:
+    """prime-rl's ZMQMicroBatchReceiver: SUB to the data rank's topic, then announce READY on port + 1."""
+
+    def __init__(self, host, port, rank, hwm=10):
+        import zmq
+
+        self.zmq = zmq
+        self.context = zmq.Context.instance()
+        self.socket = self.context.socket(zmq.SUB)
+        self.socket.setsockopt(zmq.RCVHWM, hwm)
+        self.socket.connect(f"tcp://{host}:{port}")
+        self.topic = b"data_rank|" + str(rank).encode() + b"|"
+        self.socket.setsockopt(zmq.SUBSCRIBE, self.topic)
+        self.ready = self.context.socket(zmq.PUSH)
+        self.ready.setsockopt(zmq.SNDHWM, hwm)
+        self.ready.connect(f"tcp://{host}:{port + 1}")
+        self.ready.send(str(rank).encode())
+
+    def receive(self, step, timeout_ms):
+        """The next list's samples, or None when nothing came within timeout_ms."""
+        if not self.socket.poll(timeout_ms):
+            return None
+        _topic, payload = self.socket.recv_multipart()
+        samples = [s for s in decode_micro_batches(payload) if any(s["mask"])]
+        return {"examples": samples, "step": step, "run_idx": None, "format": "0.9", "paths": []}
+
+    def close(self):
+        self.socket.close(linger=0)
+        self.ready.close(linger=0)
 
 
 def read_step(run_dir, step):

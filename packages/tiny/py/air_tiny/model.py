@@ -1,4 +1,4 @@
-"""The tiny policy shared by server.py and trainer.py: config, tokenizer, model and exact logprobs.
+"""The tiny policy shared by inference.py and trainer.py: model config, tokenizer, model and exact logprobs.
 
 Token ids: 0..255 are prompt bytes, 256 is EOS, 257 is PAD (input only), 258 + i is command i.
 Chat template: `<|role|>\n` + content + `\n` per message, then `<|assistant|>\n` (see encode_chat).
@@ -18,42 +18,36 @@ EOS = 256
 PAD = 257
 FIRST_COMMAND = 258
 
-DEFAULTS = {
-    "host": "127.0.0.1",
-    "port": 8000,
-    "model_name": "tiny",
+MODEL_TYPE = "air-tiny"
+
+# config.json fields of a tiny model directory and their defaults (`model_type` must be "air-tiny").
+MODEL_DEFAULTS = {
     "seed": 0,
     "context_tokens": 64,
     "d_model": 32,
     "layers": 1,
     "heads": 2,
-    "lr": 0.01,
-    "weight_decay": 0.0,
-    "max_norm": 1.0,
-    "dppo_mask_low": 0.2,
-    "dppo_mask_high": 0.2,
-    "adv_tau": 1.0,
-    "kl_tau": 0.001,
-    "max_model_len": 32768,
-    "poll_ms": 100,
-    "max_steps": None,
-    "run_dir": None,
-    "metrics_file": None,
+    "max_position_embeddings": 32768,
     "discussion": "Next I run this command.",
 }
 
 
-def load_config(path):
+def load_model_config(name):
+    """The model of `[model] name` (trainer TOML) or `vllm.model` / `model.name` (inference TOML): a directory
+    with an HF-style config.json whose model_type is "air-tiny"."""
+    path = os.path.join(name, "config.json")
+    if not os.path.isfile(path):
+        raise ValueError(f"model {name!r}: no {path} (a tiny model is a directory with config.json, model_type {MODEL_TYPE!r})")
     with open(path) as f:
         raw = json.load(f)
-    config = {**DEFAULTS, **raw}
+    if raw.get("model_type") != MODEL_TYPE:
+        raise ValueError(f"{path}: model_type is {raw.get('model_type')!r}, not {MODEL_TYPE!r}")
+    config = {**MODEL_DEFAULTS, **raw}
     commands = config.get("commands")
     if not isinstance(commands, list) or not commands or not all(isinstance(c, str) and c for c in commands):
-        raise ValueError("config.commands must be a non-empty list of non-empty strings")
+        raise ValueError(f"{path}: commands must be a non-empty list of non-empty strings")
     if config["d_model"] % config["heads"] != 0:
-        raise ValueError("config.d_model must be a multiple of config.heads")
-    if config["metrics_file"] is None and config["run_dir"] is not None:
-        config["metrics_file"] = os.path.join(os.path.dirname(os.path.abspath(config["run_dir"])), "metrics.jsonl")
+        raise ValueError(f"{path}: d_model must be a multiple of heads")
     return config
 
 

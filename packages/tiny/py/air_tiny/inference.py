@@ -1,12 +1,15 @@
-"""Tiny CPU policy server: the HTTP routes air uses on vLLM / prime-rl's inference server.
+"""CPU stand-in for prime-rl's `inference` entrypoint, started the same way: `<command> @ inference.toml`.
 
-Usage: /usr/bin/python3 server.py --config tiny.json   (binds config.host, default 127.0.0.1)
-Routes: GET /health, GET /liveness, GET /v1/models, POST /tokenize, POST /v1/chat/completions, POST /pause, POST /resume,
-POST /update_weights {"weight_dir"}, POST /v1/load_lora_adapter and /load_lora_adapter {"lora_name", "lora_path"}.
-SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
+It reads the inference TOML air writes for prime-rl (0.8 and 0.9 layouts, settings.py): the tiny model directory
+(`[vllm] model` / `[model] name`), `server.host` / `server.port`, the seed, and `router`. As prime-rl does, with
+a router (its default) the engine listens on `backend_port` (server.port + 100 unless set) and a router on
+server.port forwards the OpenAI routes (router.py); admin routes (/pause, /resume, /update_weights, LoRA
+loading) exist only on the engine. `router = "None"` puts the engine itself on server.port.
+Engine routes: GET /health, GET /liveness, GET /v1/models, POST /tokenize, POST /v1/chat/completions, POST /pause,
+POST /resume, POST /update_weights {"weight_dir"}, POST /v1/load_lora_adapter (vLLM) and /load_lora_adapter
+(SGLang) {"lora_name", "lora_path"}. SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -20,14 +23,20 @@ from urllib.parse import urlparse
 
 import torch
 
-import tiny_model as tm
+from . import cli
+from . import model as tm
+from .router import start_router
+from .settings import inference_settings
 
 PAUSE_WAIT_S = 600
 
 
 class PolicyState:
-    def __init__(self, config):
-        self.config = config
+    def __init__(self, config, settings):
+        self.config = {**config, "model_name": settings["served_model_name"] or settings["model"]}
+        self.config["max_model_len"] = settings["max_model_len"] or config["max_position_embeddings"]
+        self.sampler_seed = settings["seed"]
+        config = self.config
         self.model = tm.build_model(config)
         self.model.eval()
         self.prompt_counts = {}
@@ -79,7 +88,7 @@ class PolicyState:
         key = bytes(prompt) if all(t < 256 for t in prompt) else repr(prompt).encode()
         count = self.prompt_counts.get(key, 0)
         self.prompt_counts[key] = count + 1
-        digest = hashlib.blake2b(key, digest_size=8, key=f"{self.config['seed']}:{self.version}:{count}".encode())
+        digest = hashlib.blake2b(key, digest_size=8, key=f"{self.sampler_seed}:{self.version}:{count}".encode())
         return int.from_bytes(digest.digest(), "little") & 0x7FFF_FFFF_FFFF_FFFF
 
     def update_weights(self, weight_dir):
@@ -219,14 +228,13 @@ def make_handler(state):
     return Handler
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--config", required=True)
-    args = parser.parse_args()
-    config = tm.load_config(args.config)
-    state = PolicyState(config)
-    server = ThreadingHTTPServer((config["host"], int(config["port"])), make_handler(state))
+def main(argv=None):
+    settings = inference_settings(cli.load(sys.argv[1:] if argv is None else argv))
+    state = PolicyState(tm.load_model_config(settings["model"]), settings)
+    server = ThreadingHTTPServer((settings["host"], settings["engine_port"]), make_handler(state))
     server.daemon_threads = True
+    engine_port = server.server_address[1]
+    router = start_router(settings["host"], settings["port"], engine_port) if settings["router"] else None
 
     def stop(_signum, _frame):
         # Exit at once: the server holds nothing worth saving, and a normal interpreter exit while request threads
@@ -239,7 +247,8 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     host, port = server.server_address[:2]
-    print(json.dumps({"event": "listening", "host": host, "port": port}), flush=True)
+    ready = {"event": "listening", "host": host, "port": router.server_address[1] if router else port}
+    print(json.dumps({**ready, "engine_port": port, "router": router is not None}), flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:

@@ -1,0 +1,2 @@
+#!/bin/bash
+cd /app && python train.py --model forest

@@ -1,0 +1,91 @@
+import type { Turn } from "../types.ts";
+
+/**
+ * A rollout's token sequence held once: one growing Int32Array of which each turn's `promptTokenIds` and
+ * `completionTokenIds` are views. Turn k+1's prompt usually starts with turn k's prompt and completion (a chat
+ * template re-renders the history the same way), so only its new tokens are written; a prompt that does not
+ * extend the sequence (history elided, the template re-rendered a reply differently) starts a new sequence
+ * with a copy of it. The server's id arrays are read, not kept: a turn costs 4 bytes per new token, not
+ * 8 bytes per token of its whole prompt.
+ * @example
+ * const log = new TokenLog();
+ * const ids = log.append(generation.promptTokenIds, generation.completionTokenIds, trajectory.turns);
+ * turn.promptTokenIds = ids.prompt; turn.completionTokenIds = ids.completion;
+ */
+export class TokenLog {
+  private data = new Int32Array(0);
+  private length = 0;
+
+  /** Tokens in the current sequence. */
+  get size(): number {
+    return this.length;
+  }
+
+  /** Bytes allocated for the current sequence. */
+  get capacityBytes(): number {
+    return this.data.byteLength;
+  }
+
+  /**
+   * Writes `prompt` + `completion` as the sequence's next tokens and returns views of both. `turns` are the
+   * rollout's earlier turns: when the buffer grows, their views over it are moved to the new one.
+   */
+  append(
+    prompt: ArrayLike<number>,
+    completion: ArrayLike<number>,
+    turns: Turn[],
+  ): { prompt: Int32Array; completion: Int32Array } {
+    if (!this.extends(prompt)) this.restart();
+    const end = prompt.length + completion.length;
+    if (end > this.data.length) this.grow(end, turns);
+    const data = this.data;
+    for (let i = this.length; i < prompt.length; i++) data[i] = prompt[i] as number;
+    for (let i = 0; i < completion.length; i++) data[prompt.length + i] = completion[i] as number;
+    this.length = end;
+    return { prompt: data.subarray(0, prompt.length), completion: data.subarray(prompt.length, end) };
+  }
+
+  /**
+   * Drops the unused capacity (a finished rollout waiting for its batch); `turns`' views move to the new buffer.
+   */
+  trim(turns: Turn[]): void {
+    if (this.data.length > this.length) this.resize(this.length, turns);
+  }
+
+  /** Whether `prompt` starts with the whole sequence so far. */
+  private extends(prompt: ArrayLike<number>): boolean {
+    if (prompt.length < this.length) return false;
+    const data = this.data;
+    for (let i = 0; i < this.length; i++) if (data[i] !== prompt[i]) return false;
+    return true;
+  }
+
+  /** A new, empty sequence; the old buffer stays with the turns that view it. */
+  private restart(): void {
+    this.data = new Int32Array(0);
+    this.length = 0;
+  }
+
+  private grow(needed: number, turns: Turn[]): void {
+    this.resize(Math.ceil(needed * 1.125) + 256, turns);
+  }
+
+  private resize(capacity: number, turns: Turn[]): void {
+    const old = this.data;
+    const next = new Int32Array(capacity);
+    next.set(old.subarray(0, this.length));
+    this.data = next;
+    if (old.length === 0) return;
+    for (const turn of turns) {
+      turn.promptTokenIds = moved(turn.promptTokenIds, old, next);
+      turn.completionTokenIds = moved(turn.completionTokenIds, old, next);
+    }
+  }
+}
+
+/** `view` re-pointed from `old` to `next` when it is a view of `old`; else unchanged. */
+function moved<T extends Turn["promptTokenIds"]>(view: T, old: Int32Array, next: Int32Array): T | Int32Array {
+  if (!(view instanceof Int32Array) || view.buffer !== old.buffer) return view;
+  const start = view.byteOffset / Int32Array.BYTES_PER_ELEMENT;
+  return next.subarray(start, start + view.length);
+}

@@ -1,0 +1,118 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { CheckResult, LaunchHooks } from "@air/core";
+import { dockerReachable } from "@air/sandbox";
+import TOML from "@iarna/toml";
+import type { HarborConfig } from "./config.ts";
+import { DockerHarborRuntime } from "./docker-runtime.ts";
+import { localPlan } from "./local-plan.ts";
+import { HarborTaskError } from "./task.ts";
+import { loadHarborTaskSet } from "./task-set.ts";
+
+/**
+ * Checks before a run (`rl check`, and `rl` before it starts): every task folder is read (task.toml,
+ * instruction.md, tests/test.sh, environment/), and for docker each task's image is built (cached by content
+ * hash, so only the first check pays) or, for local, each task is checked to need no build. One result per
+ * task; a task that cannot run fails unless `skip_invalid_tasks`, which reports it as `skip`.
+ * @example await harborPreflight(config, { configDir, runDir }) // [{ name: "harbor task hello-file", status: "ok", ... }]
+ */
+export async function harborPreflight(
+  config: HarborConfig,
+  ctx: { configDir: string; runDir: string },
+): Promise<CheckResult[]> {
+  const dataset = resolve(ctx.configDir, config.dataset);
+  const bad = config.skip_invalid_tasks ? "skip" : "fail";
+  const names = config.tasks ? [...new Set([...config.tasks, ...(config.eval_tasks ?? [])])] : undefined;
+  let set: Awaited<ReturnType<typeof loadHarborTaskSet>>;
+  try {
+    set = await loadHarborTaskSet(dataset, { names, skipInvalid: true });
+  } catch (error) {
+    return [{ name: "harbor dataset", status: "fail", message: (error as Error).message }];
+  }
+  const out: CheckResult[] = set.skipped.map((e) => ({
+    name: `harbor task ${e.folder.split("/").pop()}`,
+    status: bad,
+    message: e.message,
+  }));
+  if (config.runtime === "docker" && !(await dockerReachable(undefined, 5000)))
+    return [...out, { name: "harbor docker", status: "fail", message: "no docker engine answers" }];
+  const runtime =
+    config.runtime === "docker"
+      ? new DockerHarborRuntime({
+          runName: ctx.runDir,
+          baseImages: config.base_images,
+          allowInternet: false,
+          pidsLimit: 16,
+        })
+      : undefined;
+  for (const task of set.tasks.values()) {
+    const name = `harbor task ${task.name}`;
+    try {
+      if (runtime) {
+        await runtime.prepare(task);
+        out.push({ name, status: "ok", message: `image ${(await runtime.plan(task)).image}` });
+      } else {
+        const plan = await localPlan(task, config.base_images);
+        if (!plan.ok) throw new HarborTaskError(task.dir, "environment/Dockerfile", plan.reason);
+        out.push({ name, status: "ok", message: `runs locally in ${plan.workdir}` });
+      }
+    } catch (error) {
+      out.push({ name, status: bad, message: (error as Error).message });
+    }
+  }
+  return out;
+}
+
+/**
+ * The images a dataset's tasks start from (docker): every `FROM` of each task's Dockerfile that is not an earlier
+ * stage, and each prebuilt `docker_image`, after `base_images`. The launcher checks they are in the engine's
+ * store (images are never pulled) and, because the run uses docker, sweeps its containers at teardown. Folders
+ * that cannot be read are left to the preflight, which names them.
+ * @example baseImagesOf(config, "/repo/configs/harbor") // ["air-mlgym-test:latest"]
+ */
+export function baseImagesOf(config: HarborConfig, configDir: string): string[] {
+  const root = resolve(configDir, config.dataset);
+  const images = new Set<string>();
+  let names: string[] = [];
+  try {
+    names = config.tasks
+      ? [...config.tasks, ...(config.eval_tasks ?? [])]
+      : readdirSync(root, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+          .map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const mapped = (image: string) => config.base_images[image] ?? image;
+  for (const name of names) {
+    const dockerfile = join(root, name, "environment", "Dockerfile");
+    if (existsSync(dockerfile)) {
+      const stages = new Set<string>();
+      for (const m of readFileSync(dockerfile, "utf8").matchAll(
+        /^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim,
+      )) {
+        const image = m[1] as string;
+        if (!stages.has(image.toLowerCase()) && !image.includes("$")) images.add(mapped(image));
+        if (m[2]) stages.add(m[2].toLowerCase());
+      }
+      continue;
+    }
+    try {
+      const toml = TOML.parse(readFileSync(join(root, name, "task.toml"), "utf8")) as {
+        environment?: { docker_image?: unknown };
+      };
+      const image = toml.environment?.docker_image;
+      if (typeof image === "string") images.add(mapped(image));
+    } catch {
+      // the preflight reports the folder
+    }
+  }
+  return [...images].filter((i) => i !== "scratch").sort();
+}
+
+/** What the harbor env asks of the launcher: its preflight checks, and (docker) the base images its tasks start from. */
+export const harborLaunch: LaunchHooks<HarborConfig> = {
+  preflight: harborPreflight,
+  needs: (config, ctx) =>
+    config.runtime === "docker" ? { dockerImages: baseImagesOf(config, ctx.configDir) } : {},
+};

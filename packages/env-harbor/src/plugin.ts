@@ -1,0 +1,118 @@
+import { join, resolve } from "node:path";
+import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
+import { dockerReachable } from "@air/sandbox";
+import { type HarborConfig, harborConfigSchema } from "./config.ts";
+import { DockerHarborRuntime } from "./docker-runtime.ts";
+import { harborLaunch } from "./launch.ts";
+import { LocalHarborRuntime } from "./local-runtime.ts";
+import { HarborSession } from "./session.ts";
+import type { HarborTask } from "./task.ts";
+import { loadHarborTaskSet } from "./task-set.ts";
+import type { HarborRuntime } from "./types.ts";
+
+function makeRuntime(config: HarborConfig, ctx: PluginContext): HarborRuntime {
+  const onState = (state: { id: string; rolloutId?: string; state: string }) =>
+    ctx.emit("sandbox:state", state);
+  if (config.runtime === "local")
+    return new LocalHarborRuntime({
+      root: resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "harbor-sandboxes")),
+      python: config.local.python,
+      maxProcesses: config.local.max_processes,
+      baseImages: config.base_images,
+    });
+  return new DockerHarborRuntime({
+    runName: ctx.runDir,
+    baseImages: config.base_images,
+    allowInternet: config.allow_internet,
+    pidsLimit: config.docker.pids_limit,
+    onState,
+  });
+}
+
+/**
+ * Builds the harbor environment: reads every task folder of the dataset (a bad one stops it, naming folder and
+ * file, unless `skip_invalid_tasks`), prepares each task's image (docker) or checks it needs no build (local),
+ * and opens one sandbox per rollout.
+ * @example const env = await createHarborEnvironment(harborConfigSchema.parse({ dataset: "data/harbor" }), ctx);
+ */
+export async function createHarborEnvironment(
+  config: HarborConfig,
+  ctx: PluginContext,
+): Promise<Environment> {
+  const dataset = resolve(ctx.configDir, config.dataset);
+  const wanted = [...new Set([...(config.tasks ?? []), ...(config.eval_tasks ?? [])])];
+  const set = await loadHarborTaskSet(dataset, {
+    names: config.tasks ? wanted : undefined,
+    skipInvalid: config.skip_invalid_tasks,
+  }).catch((error: Error) => {
+    throw new AirError("ENV_FAILED", error.message, { plugin: "harbor", hook: "create" });
+  });
+  for (const skipped of set.skipped)
+    ctx.log.warn(`harbor: left out (skip_invalid_tasks): ${skipped.message}`);
+  if (config.runtime === "docker" && !(await dockerReachable(undefined, 5000)))
+    throw new AirError(
+      "ENV_FAILED",
+      'no docker engine answers (start one with `bash scripts/ensure-docker`, or set env.runtime = "local")',
+      { plugin: "harbor", hook: "create" },
+    );
+  const runtime = makeRuntime(config, ctx);
+  const tasks = new Map<string, HarborTask>();
+  for (const [name, task] of set.tasks) {
+    try {
+      await runtime.prepare(task);
+      tasks.set(name, task);
+    } catch (error) {
+      if (!config.skip_invalid_tasks) {
+        await runtime.close();
+        throw new AirError("ENV_FAILED", (error as Error).message, { plugin: "harbor", hook: "create" });
+      }
+      ctx.log.warn(`harbor: left out (skip_invalid_tasks): ${(error as Error).message}`);
+    }
+  }
+  if (tasks.size === 0) {
+    await runtime.close();
+    throw new AirError("ENV_FAILED", `no usable task in ${dataset}`, { plugin: "harbor", hook: "create" });
+  }
+  ctx.log.info(`harbor: ${tasks.size} task(s) from ${dataset}, runtime ${runtime.kind}`);
+  const names = (split: "train" | "eval") => {
+    const chosen = split === "eval" ? (config.eval_tasks ?? config.tasks) : config.tasks;
+    return (chosen ?? [...set.tasks.keys()]).filter((n) => tasks.has(n));
+  };
+  const examplesOf = (list: string[]): Example[] =>
+    list.flatMap((name) =>
+      Array.from({ length: config.num_examples_per_task }, (_, i) => ({
+        id: config.num_examples_per_task > 1 ? `${name}#${i}` : name,
+        task: name,
+        data: { taskName: name, index: i },
+        score: { priorityMetric: config.metric, directions: {}, baseline: { [config.metric]: 0 } },
+      })),
+    );
+  return {
+    examples: async (split) => examplesOf(names(split)),
+    async open(example, info) {
+      const name = String(example.data?.taskName ?? example.task);
+      const task = tasks.get(name);
+      if (!task) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "harbor", hook: "open" });
+      const sandbox = await runtime.open(task, { rolloutId: info.rolloutId, signal: info.signal });
+      return new HarborSession(sandbox, task, { config });
+    },
+    close: () => runtime.close(),
+  };
+}
+
+/**
+ * The `harbor` environment plugin: a dataset folder of Harbor task folders, each played in its own image (or a
+ * local bubblewrap sandbox when it needs no build), scored by its tests/test.sh in a separate verifier sandbox.
+ * @example // [env]
+ * // plugin = "harbor"
+ * // dataset = "../data/harbor"
+ */
+export const harborPlugin = definePlugin({
+  name: "harbor",
+  kind: "env",
+  description:
+    "Harbor task folders (task.toml, instruction.md, environment/, tests/test.sh) in docker or local sandboxes",
+  configSchema: harborConfigSchema,
+  create: createHarborEnvironment,
+  launch: harborLaunch,
+});

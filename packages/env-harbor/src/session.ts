@@ -1,0 +1,173 @@
+import type { EnvSession, Generation, Message, StepResult } from "@air/core";
+import type { HarborConfig } from "./config.ts";
+import { readRewardFiles } from "./reward.ts";
+import type { HarborTask } from "./task.ts";
+import type { HarborSandbox } from "./types.ts";
+
+/** The reply that ends the episode and runs the verifier. */
+export const SUBMIT = "submit";
+
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.floor(max * 0.7);
+  const tail = max - head;
+  return `${text.slice(0, head)}\n[... ${text.length - head - tail} of ${text.length} characters cut ...]\n${text.slice(-tail)}`;
+}
+
+/**
+ * The system prompt of a Harbor episode: a terminal in the task's sandbox, one bash command per reply, `submit`
+ * when done. States the agent's time budget when the task has one.
+ */
+export function harborSystemPrompt(task: HarborTask, workdir: string): string {
+  const budget = task.config.agent.timeout_sec;
+  return [
+    "You are an agent working in a Linux terminal inside a sandbox. Each reply runs exactly one bash command,",
+    "given in a fenced code block; you see its output (stdout and stderr) and exit code in return. The shell",
+    `persists between commands (directory, variables). You start in ${workdir}.`,
+    budget !== undefined ? `Your commands may run ${budget} seconds in all; then the episode ends.` : "",
+    `When the task is done, reply with the command \`${SUBMIT}\`: the task's tests then check the sandbox's state.`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+export interface HarborSessionOptions {
+  config: HarborConfig;
+  /** Called once with the episode's verifier outcome (for logs). */
+  onVerified?: (info: Record<string, unknown>) => void;
+}
+
+/**
+ * One Harbor episode: the task's instruction, bash commands in the agent's sandbox until `submit`, the
+ * `[agent] timeout_sec` budget or the run's max turns, then the verifier (a separate sandbox) and its reward.
+ * @example const s = new HarborSession(sandbox, task, { config }); await s.start(); await s.step({ text: "ls", command: "ls" });
+ */
+export class HarborSession implements EnvSession {
+  private done = false;
+  private usedMs = 0;
+
+  constructor(
+    readonly sandbox: HarborSandbox,
+    readonly task: HarborTask,
+    private readonly options: HarborSessionOptions,
+  ) {}
+
+  private get budgetMs(): number {
+    const s = this.task.config.agent.timeout_sec;
+    return s === undefined ? Number.POSITIVE_INFINITY : s * 1000;
+  }
+
+  async start(): Promise<Message[]> {
+    if (this.options.config.oracle) {
+      const started = Date.now();
+      const timeoutMs = Math.min(this.budgetMs, this.options.config.command_timeout_sec * 1000);
+      await this.sandbox.runSolution(timeoutMs);
+      this.usedMs += Date.now() - started;
+    }
+    return [
+      { role: "system", content: harborSystemPrompt(this.task, this.sandbox.workdir) },
+      { role: "user", content: this.task.instruction },
+    ];
+  }
+
+  async step(action: Generation["action"]): Promise<StepResult> {
+    if (this.done) return { observation: "The episode has ended.", done: true, kind: "command" };
+    const command = action.command?.trim();
+    if (action.parseError || !command) {
+      const why = action.parseError ?? "no command found in your reply";
+      return {
+        observation: `Your reply was not formatted correctly: ${why}. Reply with exactly one bash command in a fenced code block.`,
+        done: false,
+        kind: "command",
+        info: { formatError: true },
+      };
+    }
+    if (command === SUBMIT) return this.verify("submit");
+    const left = this.budgetMs - this.usedMs;
+    const timeoutMs = Math.max(1, Math.min(left, this.options.config.command_timeout_sec * 1000));
+    const started = Date.now();
+    const result = await this.sandbox.exec(action.command ?? "", timeoutMs);
+    this.usedMs += Date.now() - started;
+    const max = this.options.config.max_observation_chars;
+    let observation = truncate(result.output, max);
+    if (result.timedOut)
+      observation += `\n[the command ran past ${Math.round(timeoutMs / 1000)} s and was killed]`;
+    else observation += `\n[exit code ${result.exitCode}]`;
+    if (this.usedMs >= this.budgetMs) {
+      const ended = await this.verify(
+        "auto_submit",
+        `agent timeout: [agent] timeout_sec = ${this.task.config.agent.timeout_sec} used up`,
+      );
+      return { ...ended, observation: `${observation}\n${ended.observation}` };
+    }
+    const storage = await this.storageExceeded();
+    if (storage) {
+      const ended = await this.verify("auto_submit", storage);
+      return { ...ended, observation: `${observation}\n${ended.observation}` };
+    }
+    return {
+      observation,
+      done: false,
+      kind: "command",
+      toolError: result.timedOut
+        ? "timed out"
+        : result.exitCode !== 0
+          ? `exit code ${result.exitCode}`
+          : undefined,
+      info: { exitCode: result.exitCode },
+    };
+  }
+
+  private async storageExceeded(): Promise<string | undefined> {
+    if (!this.options.config.docker.storage_check) return undefined;
+    const bytes = await this.sandbox.writtenBytes();
+    const limit = this.task.config.environment.storage_mb;
+    if (bytes === undefined || bytes <= limit * 1024 * 1024) return undefined;
+    return `storage: the sandbox holds ${Math.round(bytes / 1048576)} MB written, over [environment] storage_mb = ${limit}`;
+  }
+
+  /** Runs the verifier and turns its reward files into scores; no reward file, or a timeout, scores 0 with why. */
+  private async verify(kind: "submit" | "auto_submit", why?: string): Promise<StepResult> {
+    this.done = true;
+    const metric = this.options.config.metric;
+    const run = await this.sandbox.verify();
+    const reading = run.timedOut
+      ? {
+          ok: false as const,
+          error: `verifier timeout: tests/test.sh ran past [verifier] timeout_sec = ${this.task.config.verifier.timeout_sec} s and was killed`,
+        }
+      : readRewardFiles({ text: run.rewardText, json: run.rewardJson });
+    const missing = reading.ok && !(metric in reading.scores);
+    const error = !reading.ok
+      ? reading.error
+      : missing
+        ? `the verifier wrote no "${metric}" (env.metric)`
+        : undefined;
+    const scores =
+      reading.ok && !missing ? reading.scores : { ...(reading.ok ? reading.scores : {}), [metric]: 0 };
+    const info = {
+      exit: why ?? kind,
+      verifier: {
+        exitCode: run.exitCode,
+        timedOut: run.timedOut,
+        ms: run.ms,
+        output: run.output.slice(-2000),
+      },
+    };
+    this.options.onVerified?.(info);
+    const lines = [
+      why ? `The episode ended (${why}).` : "Submitted.",
+      error ? `No reward: ${error}. Reward 0.` : `Verifier scores: ${JSON.stringify(scores)}`,
+    ];
+    return { observation: lines.join("\n"), done: true, kind, scores, evaluationError: error, info };
+  }
+
+  async finish(): Promise<StepResult | undefined> {
+    if (this.done) return undefined;
+    return this.verify("auto_submit", "no turns left");
+  }
+
+  async close(): Promise<void> {
+    await this.sandbox.close();
+  }
+}

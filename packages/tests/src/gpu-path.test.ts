@@ -1,0 +1,197 @@
+import { Database } from "bun:sqlite";
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  freePort,
+  killSurvivors,
+  type LauncherRun,
+  REPO_ROOT,
+  startLauncher,
+  survivors,
+} from "@air/launcher/testing";
+import { type CpuRun, cpuOverrides, STAND_INS } from "./gpu-path.ts";
+
+/**
+ * Every shipped prime-rl config runs 2 steps on CPU through the GPU code path: the launcher's torchrun branch
+ * (prime-rl's argv, `torchrun-sid` = Debian sid's torchrun under bwrap) with N gloo ranks of the CPU trainer, and
+ * prime-rl's `inference @ inference.toml` branch with the CPU server, changed only by `cpuOverrides`. Needs the sid
+ * root (bash scripts/build-torch-root); skipped with a message when it is missing.
+ */
+const SID_ROOT = join(process.env.HOME ?? "/root", ".cache", "air", "torch-root", "current", ".air-built");
+const haveSid = existsSync(
+  process.env.AIR_TORCH_ROOT ? join(process.env.AIR_TORCH_ROOT, ".air-built") : SID_ROOT,
+);
+if (!haveSid) process.stderr.write("gpu-path: no sid torch root; run bash scripts/build-torch-root\n");
+const RUN_MS = 420_000;
+
+let current: { run?: LauncherRun; runDir?: string; out?: string; server?: { stop: () => Promise<unknown> } } =
+  {};
+afterEach(async () => {
+  if (current.runDir) killSurvivors(current.run, current.runDir);
+  await current.server?.stop();
+  if (current.out) rmSync(current.out, { recursive: true, force: true });
+  current = {};
+});
+
+interface Case {
+  config: string;
+  runName: string;
+  ranks: number;
+  mlgym: boolean;
+  transport: "filesystem" | "zmq";
+  external?: boolean;
+}
+
+async function runConfig(
+  c: Case,
+  extra: string[] = [],
+): Promise<{ code: number | null; runDir: string; run: LauncherRun }> {
+  const out = mkdtempSync(join(tmpdir(), "air-gpu-path-"));
+  const runDir = join(out, c.runName);
+  current = { out, runDir };
+  const o: CpuRun = {
+    out,
+    port: await freePort(),
+    masterPort: await freePort(),
+    zmqPort: await freePort(),
+    ranks: c.ranks,
+    mlgym: c.mlgym,
+    transport: c.transport,
+  };
+  if (c.external) current.server = await startExternal(out, o.port);
+  if (c.external) o.externalUrl = `http://127.0.0.1:${o.port}`;
+  const run = startLauncher(
+    [
+      join(REPO_ROOT, c.config),
+      ...cpuOverrides(o).filter((a) => !extra.some((e) => e.split("=")[0] === a.split("=")[0])),
+      ...extra,
+    ],
+    {
+      cwd: out,
+      timeoutMs: RUN_MS,
+    },
+  );
+  current.run = run;
+  return { code: await run.done, runDir, run };
+}
+
+/** configs/dataset/distributed.toml's server, started by hand as its comment tells users (`inference @ file`). */
+async function startExternal(out: string, port: number): Promise<{ stop: () => Promise<unknown> }> {
+  const toml = join(out, "inference.toml");
+  const model = join(STAND_INS.models, "algebra-mc");
+  writeFileSync(
+    toml,
+    `router = "None"\n[server]\nhost = "127.0.0.1"\nport = ${port}\n[vllm]\nmodel = "${model}"\n`,
+  );
+  const proc = Bun.spawn(["/usr/bin/python3", STAND_INS.inference, "@", toml], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  await reader.read(); // the "listening" line
+  reader.releaseLock();
+  return {
+    stop: async () => {
+      proc.kill("SIGTERM");
+      return await proc.exited;
+    },
+  };
+}
+
+function trainedSteps(runDir: string): number[] {
+  const db = new Database(join(runDir, "air.db"), { readonly: true });
+  const rows = db
+    .query("SELECT step, value FROM metrics WHERE name = 'trainer/progress/samples' ORDER BY step")
+    .all() as Array<{ value: number }>;
+  db.close();
+  return rows.map((r) => r.value);
+}
+
+const CASES: Case[] = [
+  { config: "configs/mlgym/rl.toml", runName: "mlgym-rl", ranks: 5, mlgym: true, transport: "filesystem" },
+  {
+    config: "configs/mlgym/rl_debug.toml",
+    runName: "mlgym-rl-debug",
+    ranks: 5,
+    mlgym: true,
+    transport: "zmq",
+  },
+  {
+    config: "configs/mlgym/multi-host.toml",
+    runName: "mlgym-multi-host",
+    ranks: 5,
+    mlgym: true,
+    transport: "filesystem",
+  },
+  {
+    config: "configs/dataset/default.toml",
+    runName: "dataset-default",
+    ranks: 1,
+    mlgym: false,
+    transport: "zmq",
+  },
+  {
+    config: "configs/dataset/full.toml",
+    runName: "dataset-full",
+    ranks: 6,
+    mlgym: false,
+    transport: "filesystem",
+  },
+  {
+    config: "configs/dataset/distributed.toml",
+    runName: "dataset-distributed",
+    ranks: 8,
+    mlgym: false,
+    transport: "zmq",
+    external: true,
+  },
+];
+
+describe.skipIf(!haveSid)(
+  "shipped GPU configs, 2 steps on CPU through the torchrun and prime-rl inference branches",
+  () => {
+    for (const c of CASES) {
+      test(
+        `${c.config}: ${c.ranks} rank(s), ${c.transport}`,
+        async () => {
+          const { code, runDir, run } = await runConfig(c);
+          if (code !== 0) throw new Error(`launcher exited ${code}:\n${run.stderr().slice(-4000)}`);
+          const argv = readFileSync(join(runDir, "logs", "trainer.log"), "utf8");
+          expect(argv.length).toBeGreaterThan(0);
+          expect(run.stderr()).toContain("--local-ranks-filter=0");
+          expect(run.stderr()).toContain(`--nproc-per-node=${c.ranks}`);
+          expect(run.stderr()).toContain("-m air_tiny.trainer @");
+          // Every rank trained every step: the trainer's sample count is over all ranks, and each rank read its own file.
+          expect(trainedSteps(runDir).every((n) => n > 0)).toBe(true);
+          const prime = join(runDir, "prime-rl");
+          if (c.transport === "filesystem")
+            expect(readdirSync(join(prime, "rollouts", "step_1")).sort()).toEqual(
+              Array.from({ length: c.ranks }, (_, r) => `rank_${r}.bin`).sort(),
+            );
+          expect(existsSync(join(prime, "broadcasts", "step_2", "STABLE"))).toBe(true);
+          expect(survivors(run, runDir)).toEqual([]);
+        },
+        RUN_MS + 60_000,
+      );
+    }
+
+    test(
+      "data_world_size set wrong by hand (1 for 6 ranks): ranks 1-5 wait for rank files that never come; the run fails within dist_timeout_seconds",
+      async () => {
+        const full = CASES[4]!;
+        const started = Date.now();
+        const { code, run, runDir } = await runConfig({ ...full, ranks: 6 }, [
+          "--trainer.data_world_size=1",
+          "--trainer_process.trainer_config={dist_timeout_seconds=30}",
+        ]);
+        expect(code).not.toBe(0);
+        expect(Date.now() - started).toBeLessThan(RUN_MS);
+        expect(run.stderr()).toMatch(/trainer/);
+        expect(survivors(run, runDir)).toEqual([]);
+      },
+      RUN_MS + 60_000,
+    );
+  },
+);
