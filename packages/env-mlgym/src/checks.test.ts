@@ -22,7 +22,7 @@ describe("checkTasks", () => {
     const base = { mlgym_root: join(FIXTURES, "class-game"), tasks: ["classGame"], runtime: "docker" };
     const refused = await checkTasks(mlgymConfigSchema.parse(base), "/", "/nonexistent-run-dir");
     const failed = refused.filter((r) => r.status === "fail");
-    expect(failed.map((r) => r.name)).toEqual(["task classGame: forgeable"]);
+    expect(failed.map((r) => r.name)).toEqual(["task classGame: reward integrity"]);
     expect(failed[0]?.message).toContain("strategy.Player, a class");
     const allowed = await checkTasks(
       mlgymConfigSchema.parse({ ...base, allow_forgeable: ["classGame"] }),
