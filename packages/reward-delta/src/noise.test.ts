@@ -52,6 +52,9 @@ describe("min_improvement", () => {
     const logs: string[] = [];
     const ctx = makeContext({ runDir, sink: (_l, _s, m) => logs.push(m) });
     expect(() => deltaReward.create(config, ctx)).toThrow(/run `bun run audit <config> --repeats 3` first/);
+    const preflight = deltaReward.launch!.preflight!;
+    expect(() => preflight(config, { configDir: dir, runDir })).toThrow(/bun run audit/);
+    expect(preflight(deltaConfigSchema.parse({}), { configDir: dir, runDir })).toEqual([]);
     const db = openStore(join(runDir, "air.db"));
     expect(() => deltaReward.create(config, ctx)).toThrow(/no evaluation-noise finding/);
     const row = { config: "c.toml", group: "baseline", verdict: "ok", critical: false, evidence: "e" };
@@ -62,6 +65,13 @@ describe("min_improvement", () => {
     // A newer audit of "noisy" replaces the older one.
     recordAudits(db, [{ ...row, task: "noisy", probe: EVALUATION_NOISE_PROBE, score: 0.05, createdAt: 2 }]);
     db.$client.close();
+    expect(await preflight(config, { configDir: dir, runDir })).toEqual([
+      {
+        name: "delta: evaluation noise for min_improvement",
+        status: "ok",
+        message: 'from the latest audit: {"exact":0,"noisy":0.05}',
+      },
+    ]);
     const reward = await deltaReward.create(config, ctx);
     const scores = [0.54, 0.6];
     expect((await reward.score(trajectory("noisy", scores))).turns).toEqual([0, expect.closeTo(0.1, 12)]);

@@ -18,6 +18,19 @@ export const deltaReward = definePlugin({
   kind: "reward",
   description: "improvement of the priority metric at each validate/submit, aware of metric direction",
   configSchema: deltaConfigSchema,
+  launch: {
+    // `rl check` and rl's preflight: min_improvement = "noise" needs the audit's noise in the run's store.
+    preflight: (config, ctx) =>
+      config.min_improvement === "noise"
+        ? [
+            {
+              name: "delta: evaluation noise for min_improvement",
+              status: "ok",
+              message: `from the latest audit: ${JSON.stringify(readRunNoise(ctx.runDir))}`,
+            },
+          ]
+        : [],
+  },
   create: (config, ctx) => {
     const warn = (message: string) => ctx.log.warn(message);
     if (config.min_improvement !== "noise")
