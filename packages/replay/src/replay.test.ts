@@ -101,3 +101,26 @@ describe("replay of a nondeterministic task (fixture noisyScore: the evaluator p
     expect(existsSync(join(rep.replayDir, "replay.json"))).toBe(true);
   }, 480_000);
 });
+
+describe("replay on the docker runtime", () => {
+  test("reproduces a stored apartmentRent trajectory and leaves no container of the replay behind", async () => {
+    const runDir = scriptedRun({
+      dir,
+      name: "docker",
+      mlgymRoot: REPO,
+      task: "apartmentRent",
+      commands: ["python train.py --model linear", "validate"],
+      maxTurns: 2,
+      runtime: "docker",
+    });
+    const [first] = stored(runDir);
+    const r = replayCli([runDir, first!.trajectory.rolloutId, "--times", "2"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("reproduced the stored score: 2/2; identical observations: 2/2");
+    const rep = report(r.stdout);
+    // The runtime labels its containers air.run=<its run dir>: the replay's dir.
+    const left = Bun.spawnSync(["docker", "ps", "-aq", "--filter", `label=air.run=${rep.replayDir}`]);
+    expect(left.exitCode).toBe(0);
+    expect(left.stdout.toString().trim()).toBe("");
+  }, 480_000);
+});

@@ -14,6 +14,8 @@ export interface ScriptedRun {
   task: string;
   commands: string[];
   maxTurns: number;
+  /** The runtime (default local, bwrap); docker uses the test image `air-mlgym-test:latest`. */
+  runtime?: "local" | "docker";
 }
 
 /**
@@ -43,7 +45,8 @@ plugin = "mlgym"
 mlgym_root = "${run.mlgymRoot}"
 tasks = ["${run.task}"]
 num_examples_per_task = 1
-runtime = "local"
+runtime = "${run.runtime ?? "local"}"
+docker = { image = "air-mlgym-test:latest", pool_size = 2 }
 [policy]
 plugin = "scripted"
 commands = ${JSON.stringify(run.commands)}
