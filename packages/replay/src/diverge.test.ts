@@ -28,4 +28,6 @@ test("firstDivergence: the first differing turn and line, missing and extra turn
 test("spread: population std over the scored values only", () => {
   expect(spread([1, 3, null])).toEqual({ n: 2, mean: 2, std: 1, min: 1, max: 3 });
   expect(spread([null])).toEqual({ n: 0, mean: null, std: null, min: null, max: null });
+  const x = 0.7; // (x + x + x) / 3 is not x in floating point
+  expect(spread([x, x, x])).toEqual({ n: 3, mean: x, std: 0, min: x, max: x });
 });

@@ -47,6 +47,9 @@ export function spread(values: Array<number | null>): {
   const xs = values.filter((v): v is number => typeof v === "number" && Number.isFinite(v));
   if (xs.length === 0) return { n: 0, mean: null, std: null, min: null, max: null };
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const std = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length);
-  return { n: xs.length, mean, std, min: Math.min(...xs), max: Math.max(...xs) };
+  const min = Math.min(...xs);
+  const max = Math.max(...xs);
+  // Equal values have no spread (the mean of three equal floats can be off in its last bit).
+  const std = min === max ? 0 : Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length);
+  return { n: xs.length, mean: min === max ? min : mean, std, min, max };
 }
