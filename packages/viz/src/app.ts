@@ -56,6 +56,8 @@ export interface AppOptions {
   replay?: ReplayRunner;
   /** A replay started from the dashboard is aborted after this long (default 10 minutes). */
   replayTimeoutMs?: number;
+  /** Replays running at once (default 2). */
+  maxReplays?: number;
 }
 
 function notFound(c: Context, what: string) {
@@ -217,7 +219,11 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     const r = run(c);
     return r ? c.json(tasksJson(taskSummary(db, r.id))) : c.json({ error: "run not found" }, 404);
   });
-  const replays = addReplayRoutes(app, run, { runner: options.replay, timeoutMs: options.replayTimeoutMs });
+  const replays = addReplayRoutes(app, run, {
+    runner: options.replay,
+    timeoutMs: options.replayTimeoutMs,
+    maxRunning: options.maxReplays,
+  });
   app.notFound((c) => notFound(c, c.req.path));
   app.onError((error, c) => c.text(`server error: ${error.message}`, 500));
   return Object.assign(app, {

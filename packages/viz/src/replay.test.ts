@@ -84,6 +84,29 @@ describe("the trajectory page's Replay button", () => {
     expect(aborted).toBe(true);
   });
 
+  test("at most maxReplays run at once: another trajectory's press answers 429 until one ends", async () => {
+    let finish = () => {};
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const app = createApp(dbPath, {
+      replay: async ({ rolloutId }) => {
+        await gate;
+        return { text: `done ${rolloutId}` };
+      },
+      maxReplays: 1,
+    });
+    apps.push(app);
+    expect((await post(app, `${traj}/replay`)).status).toBe(303);
+    const busy = await post(app, "/runs/1/trajectories/s0-r1/replay");
+    expect(busy.status).toBe(429);
+    expect(await busy.text()).toContain("1 replays are running already");
+    expect((await post(app, `${traj}/replay`)).status).toBe(303); // the same one: joins it
+    finish();
+    expect(await settled(app, `${traj}/replay`)).toContain("done s0-r0");
+    expect((await post(app, "/runs/1/trajectories/s0-r1/replay")).status).toBe(303);
+  });
+
   test("bad input: times out of range, unknown run; without a runner no button and 501", async () => {
     const app = appWith(async () => ({ text: "" }));
     for (const times of ["0", "11", "x"]) expect((await post(app, `${traj}/replay`, times)).status).toBe(400);

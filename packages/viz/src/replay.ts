@@ -30,6 +30,8 @@ export interface ReplayRouteOptions {
   timeoutMs?: number;
   /** Most replays per button press (default 10). */
   maxTimes?: number;
+  /** Replays (of different trajectories) running at once; another press answers 429 (default 2). */
+  maxRunning?: number;
 }
 
 /**
@@ -46,6 +48,8 @@ export function addReplayRoutes(
   const controllers = new Map<string, AbortController>();
   const timeoutMs = options.timeoutMs ?? 600_000;
   const maxTimes = options.maxTimes ?? 10;
+  const maxRunning = options.maxRunning ?? 2;
+  const running = () => [...jobs.values()].filter((j) => j.state === "running").length;
   const key = (runId: number, rolloutId: string) => `${runId}\u0000${rolloutId}`;
   const path = (runId: number, rolloutId: string) =>
     `/runs/${runId}/trajectories/${encodeURIComponent(rolloutId)}/replay`;
@@ -62,6 +66,8 @@ export function addReplayRoutes(
     if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > maxTimes)
       return c.text(`bad times: ${raw} (a whole number from 1 to ${maxTimes})`, 400);
     const k = key(r.id, rolloutId);
+    if (jobs.get(k)?.state !== "running" && running() >= maxRunning)
+      return c.text(`${running()} replays are running already; wait for one to finish`, 429);
     if (jobs.get(k)?.state !== "running") {
       const controller = new AbortController();
       const job: ReplayJob = { state: "running", times: Number(raw), startedAt: Date.now() };
@@ -109,7 +115,7 @@ export function addReplayRoutes(
   });
 
   return {
-    running: () => [...jobs.values()].filter((j) => j.state === "running").length,
+    running,
     abortAll: () => {
       for (const controller of controllers.values()) controller.abort();
     },
