@@ -1,9 +1,11 @@
 import { AirError, errorMessage, loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
+import { resolveAdminUrls } from "./inference-admin.ts";
 import { EXIT } from "./launch.ts";
 import { deploymentProblems } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
+import { inferenceParallelProblems, resolvePrimeRlWorld } from "./prime-rl-world.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 
 export { EXIT };
@@ -15,7 +17,13 @@ export async function resolveConfig(file: string, overrideArgs: string[]): Promi
     overrides: parseOverrides(overrideArgs),
     extraSections: LAUNCHER_SECTIONS,
   });
-  const problems = deploymentProblems(config);
+  // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
+  const problems = [
+    ...resolvePrimeRlWorld(config),
+    ...inferenceParallelProblems(config),
+    ...resolveAdminUrls(config),
+    ...deploymentProblems(config),
+  ];
   if (problems.length > 0)
     throw new AirError("CONFIG_INVALID", `invalid config ${file}:\n  ${problems.join("\n  ")}`, {
       details: problems,

@@ -19,6 +19,24 @@ export function clientHost(host: string): string {
   return host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
 }
 
+/** prime-rl's `backend_port`: where the engine listens behind its router (default: port + 100, as prime-rl). */
+export function engineBackendPort(config: RunConfig): number {
+  const { inference } = config.root;
+  return inference.backend_port ?? inference.port + 100;
+}
+
+/**
+ * Base URL (no `/v1`) where the admin routes (`/pause`, `/update_weights`, LoRA loads) reach the engine the
+ * launcher starts: behind prime-rl's router the engine's own port, else the server itself.
+ * @example engineBaseUrl(config) // "http://127.0.0.1:8100"
+ */
+export function engineBaseUrl(config: RunConfig): string {
+  const { inference } = config.root;
+  if (inference.kind === "prime-rl" && inference.router)
+    return `http://${clientHost(inference.host)}:${engineBackendPort(config)}`;
+  return inferenceBaseUrl(config);
+}
+
 /** Base URL of the inference server (no trailing slash, no `/v1`). */
 export function inferenceBaseUrl(config: RunConfig): string {
   const { inference } = config.root;
@@ -80,6 +98,7 @@ export function primeRlInferenceToml(config: RunConfig, gpus: GpuMap): string {
     tensorParallel: inf.tensor_parallel_size ?? Math.max(1, gpus.inference.length),
     dtype: inf.dtype,
     lora: inf.lora.enabled ? { maxRank: inf.lora.max_rank, maxLoras: inf.lora.max_loras } : null,
+    router: inf.router ? { backendPort: engineBackendPort(config) } : undefined,
   });
   return TOML.stringify(doc as TOML.JsonMap);
 }
@@ -93,9 +112,15 @@ export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<C
   const { inference: inf } = config.root;
   if (inf.kind === "external") return undefined;
   const base = inferenceBaseUrl(config);
+  const paths = inf.health_paths.map((p) => (p.startsWith("/") ? p : `/${p}`));
+  const engine = engineBaseUrl(config);
   const common = {
     role: "inference",
-    healthUrls: inf.health_paths.map((p) => `${base}${p.startsWith("/") ? p : `/${p}`}`),
+    // behind a router: the router's answers, and the engine's own (the admin calls go there)
+    healthUrls: [
+      ...paths.map((p) => `${base}${p}`),
+      ...(engine === base ? [] : paths.map((p) => `${engine}${p}`)),
+    ],
     startupTimeoutMs: inf.startup_timeout_ms,
   };
   const serverEnv = primeRlInferenceEnv(

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { RunSummary } from "@air/core";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "./gpus.ts";
 import type { RunConfig } from "./sections.ts";
@@ -37,6 +38,17 @@ export function pluginSpecs(config: RunConfig): Record<string, unknown> {
 export function isTrainerWorker(config: RunConfig): boolean {
   const { trainer_process: tp } = config.root;
   return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
+}
+
+/**
+ * Where this launcher keeps its own state (pid file, child logs, resolved config): the run dir on the master
+ * (node_rank 0), `<run dir>/nodes/node_<rank>` on a trainer worker node, so a worker sharing the output dir
+ * (NFS, as the broadcasts need) never overwrites or removes the master's files.
+ * @example nodeStateDir(config) // "/abs/outputs/run/nodes/node_1"
+ */
+export function nodeStateDir(config: RunConfig): string {
+  if (!isTrainerWorker(config)) return config.runDir;
+  return join(config.runDir, "nodes", `node_${config.root.trainer_process.node_rank}`);
 }
 
 /**

@@ -244,7 +244,8 @@ describe("launcher supervision (real child processes)", () => {
     writeFileSync(fx.file, toml);
     const run = await launch(fx);
     await run.waitFor(/trainer running/);
-    await waitForText(join(fx.runDir, "logs", "trainer.log"), "--nnodes=2 --node-rank=1");
+    // a worker keeps its logs apart from the master's (shared output dir)
+    await waitForText(join(fx.runDir, "nodes", "node_1", "logs", "trainer.log"), "--nnodes=2 --node-rank=1");
     run.child.kill("SIGINT");
     expect(await run.done).toBe(130);
     expect(run.stderr()).not.toContain("starting inference");

@@ -10,8 +10,9 @@ import {
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { sweepRunContainers, writeDockerHosts } from "./containers.ts";
 import { diskFullHint } from "./disk.ts";
+import { exportFinalWeights, type FinalWeights, finalWeightsLines } from "./final-weights.ts";
 import type { GpuMap } from "./gpus.ts";
-import { gpuMapFor, isTrainerWorker, pluginSpecs, untilStopped } from "./launch-parts.ts";
+import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs, untilStopped } from "./launch-parts.ts";
 import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
@@ -61,6 +62,8 @@ export interface LaunchResult {
   /** Processes that had to be SIGKILLed and containers removed at teardown. */
   killed: string[];
   removedContainers: string[];
+  /** The trained model (`<run dir>/final-weights`), when the run finished a step with the prime-rl trainer. */
+  finalWeights?: FinalWeights;
 }
 
 /**
@@ -75,6 +78,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const env = options.env ?? process.env;
   const { launcher } = config.root;
   const { root, runDir } = config;
+  // A worker node keeps its own state (pid file, logs, resolved config) apart from the master's in a shared dir.
+  const stateDir = nodeStateDir(config);
+  const worker = isTrainerWorker(config);
   const result: LaunchResult = { exitCode: EXIT.failed, killed: [], removedContainers: [] };
 
   if (launcher.preflight) {
@@ -110,7 +116,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     err(
       `[launcher] ${runDir} has steps up to ${lastStep}; starting again at 0 (--resume continues instead)\n`,
     );
-  writeResolvedConfig(runDir, {
+  writeResolvedConfig(stateDir, {
     file: config.file,
     root,
     plugins: pluginSpecs(config),
@@ -121,8 +127,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   });
 
   const needs = pluginNeeds(config);
-  writeDockerHosts(runDir, needs.dockerHosts ?? []);
-  const usesDocker = needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0;
+  // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
+  if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
+  const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
   const controller = new AbortController();
   let childFailure: string | undefined;
   const restarts = new RestartBudget(root.trainer_process.max_restarts);
@@ -130,19 +137,19 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   let abandoned = false;
   const pidFile = {
     runName: root.run.name,
-    runDir,
+    runDir: stateDir,
     launcher: selfEntry(),
     startedAt: new Date().toISOString(),
   };
   const savePids = () =>
-    writePidFile(runDir, {
+    writePidFile(stateDir, {
       ...pidFile,
       children: supervisor.children
         .filter((c) => c.pid > 0 && !c.exit)
         .map((c) => ({ role: c.spec.role, pid: c.pid, pgid: c.pgid, startTime: c.startTime })),
     });
   const supervisor: Supervisor = new Supervisor({
-    runDir,
+    runDir: stateDir,
     graceMs: launcher.grace_ms,
     tailLines: launcher.log_tail_lines,
     onUnexpectedExit: (child, reason) => {
@@ -173,9 +180,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const events = processEvents(() => supervisor.children);
   config.plugins.loggers.push(events.plugin);
   savePids();
-  const reaper = startReaper(runDir, launcher.grace_ms, usesDocker ? CONTAINER_SWEEP_MS : 0);
+  const reaper = startReaper(stateDir, launcher.grace_ms, usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
-  process.env[RUN_MARKER] = runDir;
+  process.env[RUN_MARKER] = stateDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
   // An aborted run sends SIGTERM to its children at once, while the orchestrator winds down (sandboxes, store),
   // instead of after it (under load that took seconds); teardown's grace period counts from that SIGTERM.
@@ -190,13 +197,12 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     tty: options.tty ?? false,
   });
 
-  const worker = isTrainerWorker(config);
   if (worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
   try {
     const prepared = preparePrimeRlRunDir(config, startStep, options.resume === true);
     if (prepared.removed.length > 0)
       err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
-    const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.primeStep });
+    const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.resumeStep });
     for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
       if (controller.signal.aborted) break;
       const spec = await build(config, gpus);
@@ -253,9 +259,9 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     options.signal?.removeEventListener("abort", onStop);
     const grace = options.force?.aborted ? 0 : launcher.grace_ms;
     result.killed = await supervisor.stopAll(grace);
-    const sweep = await sweepRunContainers(runDir);
+    const sweep = worker ? { removed: [], unreachable: [] } : await sweepRunContainers(runDir);
     result.removedContainers = sweep.removed;
-    removePidFile(runDir);
+    removePidFile(stateDir);
     if (markerBefore === undefined) delete process.env[RUN_MARKER];
     else process.env[RUN_MARKER] = markerBefore;
     if (usesDocker && sweep.unreachable.length > 0) {
@@ -289,14 +295,26 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
     diskHint(childFailure);
     return { ...result, exitCode: EXIT.failed, error: childFailure };
   }
+  // The trained model is the run's deliverable: named (and linked to <run dir>/final-weights) however it ended.
+  const deliver = () => {
+    if (worker) return;
+    try {
+      result.finalWeights = exportFinalWeights(config, env);
+      if (result.finalWeights) for (const line of finalWeightsLines(result.finalWeights)) err(`${line}\n`);
+    } catch (error) {
+      err(`[launcher] could not export the final weights: ${errorMessage(error)}\n`);
+    }
+  };
   if (options.signal?.aborted) {
     err(`run interrupted after ${summary?.stepsCompleted ?? 0} step(s); continue with --resume\n`);
+    deliver();
     return { ...result, exitCode: EXIT.interrupted };
   }
   if (worker) return { ...result, exitCode: EXIT.ok };
   if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
   const end = summaryLine(summary);
   err(`${end.line}\n`);
+  deliver();
   if (!end.ok) diskHint(summary.error);
   return {
     ...result,

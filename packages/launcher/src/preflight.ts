@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
+import { isTrainerWorker } from "./launch-parts.ts";
 import { localCommand } from "./local-paths.ts";
 import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
 import { checkGpus } from "./preflight-gpus.ts";
@@ -59,6 +60,8 @@ function checkOutputDir(config: RunConfig): CheckResult {
 function checkPreviousRun(config: RunConfig, rlEntry: string): CheckResult {
   const name = "no live run in output dir";
   const outputDir = dirname(config.runDir);
+  // A trainer worker node joins the master's run in the shared output dir: the master's live pid file is expected.
+  if (isTrainerWorker(config)) return ok(name, `trainer worker node: joins the run in ${config.runDir}`);
   const live = liveRuns(outputDir);
   if (live.length === 0) return ok(name, `no pid file with a live process under ${outputDir}`);
   const lines = live.map((r) => `${r.runDir} (${r.live.map((e) => `${e.role} pid ${e.pid}`).join(", ")})`);

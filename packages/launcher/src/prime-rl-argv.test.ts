@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import { type PrimeRlVersion, unknownPrimeRlKeys } from "@air/trainer-prime-rl";
+import TOML from "@iarna/toml";
 import { builtinRegistry } from "./builtins.ts";
 import { inferenceChild, trainerChild } from "./commands.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
@@ -105,6 +106,23 @@ for (const version of ["0.8", "0.9"] as const) {
       const text = readFileSync(child?.argv[2] as string, "utf8");
       expect(text).toContain('router = "None"');
       expect(unknownPrimeRlKeys(text, version, "InferenceConfig")).toEqual([]);
+    });
+
+    test("inference (prime-rl) with its router: router on port, engine on backend_port, both health-checked", async () => {
+      const config = await load(version, ["--inference.kind=prime-rl", "--inference.router=true"]);
+      const port = config.root.inference.port;
+      const child = await inferenceChild(config, gpus);
+      const doc = TOML.parse(readFileSync(child?.argv[2] as string, "utf8")) as Record<string, unknown>;
+      expect(doc.router).toEqual({ type: "vllm-router" });
+      expect(doc.backend_port).toBe(port + 100);
+      expect(doc.server).toEqual({ host: "127.0.0.1", port });
+      expect(unknownPrimeRlKeys(TOML.stringify(doc as TOML.JsonMap), version, "InferenceConfig")).toEqual([]);
+      expect(child?.healthUrls).toEqual([
+        `http://127.0.0.1:${port}/health`,
+        `http://127.0.0.1:${port}/v1/models`,
+        `http://127.0.0.1:${port + 100}/health`,
+        `http://127.0.0.1:${port + 100}/v1/models`,
+      ]);
     });
   });
 }

@@ -161,14 +161,17 @@ export interface PrimeRlInferenceSettings {
   tensorParallel: number;
   dtype?: string;
   lora?: { maxRank: number; maxLoras: number } | null;
+  /** prime-rl's vllm-router on `port`, the engine on `backendPort`; undefined: no router, the engine on `port`. */
+  router?: { backendPort: number };
 }
 
 /**
- * prime-rl's inference TOML (`inference @ file`) for a version. The router is written off (`router = "None"`, the
- * string prime-rl's own TOML writer uses for None) so the engine itself listens on `server.port`: by default both
- * versions put a vllm-router there and move the engine to `backend_port`, and air's admin calls (`/pause`,
- * `/update_weights`, LoRA loading) must reach the engine, as prime-rl's orchestrator does. 0.8 keeps the vLLM
- * options at top level (`model`, `parallel.tp`, …); 0.9 moved them under `[vllm]`.
+ * prime-rl's inference TOML (`inference @ file`) for a version. Without `router` it is written off (`router =
+ * "None"`, the string prime-rl's own TOML writer uses for None) so the engine itself listens on `server.port`; with
+ * it, prime-rl's default vllm-router takes `server.port` and the engine `backend_port` (written explicitly), and
+ * air's admin calls (`/pause`, `/update_weights`, LoRA loading) go to the engine, as prime-rl's orchestrator sends
+ * them (`admin_base_url`). 0.8 keeps the vLLM options at top level (`model`, `parallel.tp`, …); 0.9 moved them
+ * under `[vllm]`.
  * @example TOML.stringify(primeRlInferenceDoc("0.9", { model: "m", host: "127.0.0.1", port: 8000, gpuMemoryUtilization: 0.9, seed: 0, tensorParallel: 1 }))
  */
 export function primeRlInferenceDoc(
@@ -177,9 +180,12 @@ export function primeRlInferenceDoc(
 ): Record<string, unknown> {
   const server = { host: s.host, port: s.port };
   const lora = s.lora ? { max_lora_rank: s.lora.maxRank, max_loras: s.lora.maxLoras } : {};
+  const router = s.router
+    ? { router: { type: "vllm-router" }, backend_port: s.router.backendPort }
+    : { router: "None" };
   if (version === "0.8") {
     return {
-      router: "None",
+      ...router,
       gpu_memory_utilization: s.gpuMemoryUtilization,
       seed: s.seed,
       enable_lora: s.lora != null,
@@ -195,7 +201,7 @@ export function primeRlInferenceDoc(
     };
   }
   return {
-    router: "None",
+    ...router,
     server,
     weight_broadcast: { type: "filesystem" },
     vllm: {

@@ -6,7 +6,7 @@ import { builtinRegistry } from "./builtins.ts";
 import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
 
 afterAll(removeTempDirs);
 
@@ -37,6 +37,12 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   expect(prepared.primeStep).toBeUndefined();
   expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
+  // the previous run's final weights are not named as this run's
+  mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
+  writeFileSync(join(config.runDir, "final-weights.json"), "{}");
+  preparePrimeRlRunDir(config, 0, false);
+  expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
+  expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
 });
 
 test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {
@@ -56,4 +62,41 @@ test("nothing is touched when the launcher starts no trainer", async () => {
   dirty(runDir);
   expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
+});
+
+test("a resume loads the newest checkpoint at or before the resume point; later checkpoints go", async () => {
+  const config = await load();
+  const { runDir, outputDir } = primeRlPaths(config);
+  dirty(runDir);
+  for (const s of [1, 3])
+    mkdirSync(join(outputDir, "checkpoints", `step_${s}`, "trainer"), { recursive: true });
+  // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
+  const prepared = preparePrimeRlRunDir(config, 2, true);
+  expect(prepared).toMatchObject({ primeStep: 2, resumeStep: 1 });
+  expect(readdirSync(join(outputDir, "checkpoints"))).toEqual(["step_1"]);
+  expect(readdirSync(join(runDir, "rollouts")).sort()).toEqual(["step_1", "step_2"]);
+  const toml = await primeRlTrainerToml(config, { resumeStep: prepared.resumeStep });
+  expect(toml).toContain("[resume]\nstep = 1");
+  expect(toml).toMatch(/\[ckpt\]\ninterval = 1\nkeep_last = 2/);
+});
+
+test("over ZMQ a resume behind its checkpoint is refused (no batch to train again)", async () => {
+  const config = await load(["--trainer.transport=zmq"]);
+  dirty(primeRlPaths(config).runDir);
+  expect(() => preparePrimeRlRunDir(config, 2, true)).toThrow(
+    /newest trainer checkpoint at or before it is none/,
+  );
+});
+
+test("a worker node (node_rank > 0) never cleans the shared output dir", async () => {
+  const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
+  const { runDir } = primeRlPaths(config);
+  dirty(runDir);
+  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
+  mkdirSync(join(runDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+  expect(preparePrimeRlRunDir(config, 2, true)).toEqual({ primeStep: 2, resumeStep: 2, removed: [] });
+  expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
+  expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
+  expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);
 });

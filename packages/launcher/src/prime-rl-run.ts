@@ -1,27 +1,48 @@
-import { cleanFutureSteps, lastPrimeStepUpTo } from "@air/trainer-prime-rl";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import {
+  checkpointDir,
+  cleanFutureSteps,
+  lastPrimeStepUpTo,
+  resumeCheckpoint,
+  stepNumbers,
+} from "@air/trainer-prime-rl";
 import type { RunConfig } from "./sections.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
 
 /**
  * Before the launcher starts a trainer for the prime-rl transport, do what prime-rl's `rl` does
  * (`clean_future_steps`): a fresh start removes every old `rollouts/step_*` and `broadcasts/step_*` (else the
  * trainer's receiver, starting at step 1, would train on the previous run's batches and air would take stale
  * weights for fresh ones) plus the old metrics, `control/evicted.txt` and air's step map; a resume removes the
- * steps after the resume point. Returns the prime-rl step the trainer resumes from (the last one taken by an air
- * step before `startStep`), or undefined on a fresh start, and what was removed. Does nothing without a
- * prime-rl trainer plugin or when the launcher starts no trainer.
- * @example preparePrimeRlRunDir(config, 4, true) // { primeStep: 4, removed: [".../rollouts/step_5"] }
+ * steps (and checkpoints) after the resume point. Returns `primeStep`, the last prime-rl step taken by an air step
+ * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
+ * (`[resume] step`; undefined: the trainer starts from the base weights and trains the kept batches again), and
+ * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
+ * Does nothing without a prime-rl trainer plugin or when the launcher starts no trainer; a worker node only reads
+ * the resume point (the master prepares the shared output dir; a worker that starts late must not delete what the
+ * master wrote).
+ * @example preparePrimeRlRunDir(config, 4, true) // { primeStep: 4, resumeStep: 4, removed: [".../rollouts/step_5"] }
  */
 export function preparePrimeRlRunDir(
   config: RunConfig,
   startStep: number,
   resume: boolean,
-): { primeStep?: number; removed: string[] } {
-  if (config.plugins.trainer.spec !== "prime-rl" || config.root.trainer_process.kind === "none")
-    return { removed: [] };
+): { primeStep?: number; resumeStep?: number; removed: string[] } {
+  const tp = config.root.trainer_process;
+  if (config.plugins.trainer.spec !== "prime-rl" || tp.kind === "none") return { removed: [] };
   const paths = primeRlPaths(config);
   const last = resume && startStep > 0 ? lastPrimeStepUpTo(paths.runDir, startStep - 1) : 0;
   const primeStep = last > 0 ? last : undefined;
+  const resumeStep = primeStep === undefined ? undefined : resumeCheckpoint(paths.outputDir, primeStep);
+  if (primeStep !== undefined && resumeStep !== primeStep && primeRlSettings(config).transport === "zmq")
+    throw new Error(
+      `cannot resume at prime-rl step ${primeStep}: the newest trainer checkpoint at or before it is ` +
+        `${resumeStep ?? "none"} (${checkpointDir(paths.outputDir)}), and the batches after it went over ZMQ, ` +
+        `not to files the trainer could train on again; [trainer_process] ckpt_interval = 1 checkpoints every step`,
+    );
+  // A worker's trainer ranks resume from the same checkpoint as the master's; only the master cleans.
+  if (tp.node_rank > 0) return { primeStep, resumeStep, removed: [] };
   const removed = cleanFutureSteps({
     version: paths.version,
     outputDir: paths.outputDir,
@@ -29,5 +50,18 @@ export function preparePrimeRlRunDir(
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
-  return { primeStep, removed };
+  // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
+  if (!resume)
+    for (const stale of [join(config.runDir, "final-weights"), join(config.runDir, "final-weights.json")])
+      if (existsSync(stale)) {
+        rmSync(stale, { recursive: true, force: true });
+        removed.push(stale);
+      }
+  const ckpts = checkpointDir(paths.outputDir);
+  for (const s of stepNumbers(ckpts))
+    if (s > (primeStep ?? 0)) {
+      rmSync(join(ckpts, `step_${s}`), { recursive: true, force: true });
+      removed.push(join(ckpts, `step_${s}`));
+    }
+  return { primeStep, resumeStep, removed };
 }

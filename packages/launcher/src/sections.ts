@@ -98,6 +98,19 @@ export const inferenceSection = z
     host: z.string().default("127.0.0.1").describe("address the server binds to"),
     port: z.number().int().min(1).max(65535).default(8000),
     url: z.string().optional().describe("base URL for kind = external, e.g. http://127.0.0.1:8000"),
+    router: z
+      .boolean()
+      .default(false)
+      .describe(
+        'kind = "prime-rl": run prime-rl\'s vllm-router on `port` with the engine on `backend_port` (prime-rl\'s default); the policy\'s admin calls then go to the engine ([policy] admin_url, derived). false: router = "None", the engine on `port`',
+      ),
+    backend_port: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe("the engine's port behind the router (prime-rl's backend_port; default: port + 100)"),
     model: z.string().optional().describe("model to serve (default: [model] name)"),
     served_model_name: z.string().optional().describe("name the server reports (vLLM --served-model-name)"),
     max_model_len: z.number().int().positive().optional().describe("default: [model] max_model_len"),
@@ -197,6 +210,20 @@ export const trainerProcessSection = z
       .describe(
         "restarts of a trainer that crashes mid-run (as torchrun --max-restarts); each continues after the last step whose weights it finished; past it the run stops (exit 1)",
       ),
+    ckpt_interval: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe(
+        "prime-rl trainer [ckpt] interval: a resumable checkpoint every this many steps, for --resume and max_restarts (a restarted trainer trains the batches after its checkpoint again); 0: none",
+      ),
+    ckpt_keep_last: z
+      .number()
+      .int()
+      .min(1)
+      .default(2)
+      .describe("prime-rl trainer [ckpt] keep_last: checkpoints kept on disk (older ones are removed)"),
   })
   .strict()
   .refine((t) => t.node_rank < t.nnodes, { message: "node_rank must be < nnodes", path: ["node_rank"] })

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { resolveConfig } from "./cli.ts";
 import { RUN_FILES, readPidFile } from "./rundir.ts";
 import type { Supervised } from "./supervisor.ts";
 import {
@@ -13,7 +14,8 @@ import {
   survivors,
   tempDir,
 } from "./test-helpers.ts";
-import { lastStableStep, RestartBudget } from "./trainer-restart.ts";
+import { lastStableStep, RestartBudget, restartResumeStep } from "./trainer-restart.ts";
+import { primeRlPaths } from "./trainer-toml.ts";
 
 afterAll(removeTempDirs);
 
@@ -55,6 +57,23 @@ describe("trainer restart logic", () => {
     }
     expect(lastStableStep(dir)).toBe(10);
   });
+
+  test("a crash in step 1 (only the startup broadcasts/step_0 has STABLE) restarts fresh, never resume.step = 0", async () => {
+    const out = tempDir("step0");
+    const config = await resolveConfig(CONFIG, [`--run.output_dir="${out}"`]);
+    const { runDir, outputDir } = primeRlPaths(config);
+    mkdirSync(join(runDir, "broadcasts", "step_0"), { recursive: true });
+    writeFileSync(join(runDir, "broadcasts", "step_0", "STABLE"), "");
+    expect(lastStableStep(runDir)).toBe(0);
+    expect(restartResumeStep(config)).toBeUndefined();
+    // later: step 2 finished and checkpointed, step 3 finished, its checkpoint not written yet
+    for (const s of [1, 2, 3]) {
+      mkdirSync(join(runDir, "broadcasts", `step_${s}`), { recursive: true });
+      writeFileSync(join(runDir, "broadcasts", `step_${s}`, "STABLE"), "");
+    }
+    mkdirSync(join(outputDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+    expect(restartResumeStep(config)).toBe(2);
+  });
 });
 
 function rlSync(args: string[]): { code: number; stderr: string } {
@@ -92,7 +111,16 @@ describe("rl validate: [trainer_process] max_restarts", () => {
       "trainer_process.max_restarts: one node's ranks cannot be restarted alone",
     );
     expect(rlSync(["validate", CONFIG, "--trainer_process.max_restarts", "2"]).code).toBe(0);
-  });
+  }, 60_000);
+
+  test("restarts without trainer checkpoints exit 2 naming both keys", () => {
+    const prime = ["--trainer_process.kind", "prime-rl", "--trainer_process.max_restarts", "1"];
+    const none = rlSync(["validate", CONFIG, ...prime, "--trainer_process.ckpt_interval", "0"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("trainer_process.max_restarts = 1 needs trainer checkpoints");
+    expect(none.stderr).toContain("trainer_process.ckpt_interval sets none");
+    expect(rlSync(["validate", CONFIG, ...prime]).code).toBe(0);
+  }, 60_000);
 });
 
 /** Waits (bounded) for a trainer pid in the run's pid file other than `not`. */

@@ -1,7 +1,8 @@
-import { existsSync, readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { sleep } from "@air/core";
-import { broadcastStepDir, STABLE_FILE } from "@air/trainer-prime-rl";
+import { broadcastStepDir, resumeCheckpoint, STABLE_FILE } from "@air/trainer-prime-rl";
+import TOML from "@iarna/toml";
 import { groupMembers, killGroup } from "./proc.ts";
 import type { RunConfig } from "./sections.ts";
 import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
@@ -70,6 +71,12 @@ export function restartProblems(config: RunConfig): string[] {
       `trainer_process.max_restarts: one node's ranks cannot be restarted alone (the others wait in the ` +
         `rendezvous); for multi-node use torchrun's own --max-restarts in extra_args (${config.file})`,
     );
+  const ckpt = trainerCheckpointInterval(config);
+  if (tp.kind === "prime-rl" && ckpt.interval === 0)
+    problems.push(
+      `trainer_process.max_restarts = ${tp.max_restarts} needs trainer checkpoints, but ${ckpt.key} sets none; ` +
+        `set ${ckpt.key} (e.g. 1) or max_restarts = 0 (${config.file})`,
+    );
   if (config.plugins.trainer.spec === "prime-rl" && primeRlSettings(config).transport === "zmq")
     problems.push(
       `trainer_process.max_restarts: a restarted trainer cannot get back the batch sent to the crashed one over ` +
@@ -78,10 +85,38 @@ export function restartProblems(config: RunConfig): string[] {
   return problems;
 }
 
-/** The prime-rl step a restarted trainer resumes from (its checkpoint step), or undefined for a fresh start. */
+/**
+ * The checkpoint step a restarted prime-rl trainer resumes from (`[resume] step`): the newest checkpoint at or
+ * before the newest finished broadcast. Undefined — a fresh start from the base weights — when there is none,
+ * e.g. a crash in step 1, when only the startup `broadcasts/step_0` has STABLE (prime-rl refuses `resume.step =
+ * 0`). The restarted trainer trains again on the batches after its checkpoint (still on disk: see pruneStepDirs).
+ * @example restartResumeStep(config) // 3
+ */
 export function restartResumeStep(config: RunConfig): number | undefined {
   if (config.plugins.trainer.spec !== "prime-rl") return undefined;
-  return lastStableStep(primeRlPaths(config).runDir);
+  const { runDir, outputDir } = primeRlPaths(config);
+  return resumeCheckpoint(outputDir, lastStableStep(runDir) ?? 0);
+}
+
+/**
+ * The trainer's `[ckpt] interval` as the trainer TOML sets it (generated: `[trainer_process] ckpt_interval`,
+ * then `trainer_config`; or the user's `config_file`), with the key that sets it; interval 0 is none.
+ * @example trainerCheckpointInterval(config) // { interval: 1, key: "trainer_process.ckpt_interval" }
+ */
+export function trainerCheckpointInterval(config: RunConfig): { interval: number; key: string } {
+  const tp = config.root.trainer_process;
+  const read = (doc: unknown) => {
+    const v = (doc as { ckpt?: { interval?: unknown } } | undefined)?.ckpt?.interval;
+    return typeof v === "number" ? v : undefined;
+  };
+  if (tp.config_file) {
+    const file = resolve(config.dir, tp.config_file);
+    const doc = existsSync(file) ? TOML.parse(readFileSync(file, "utf8")) : {};
+    return { interval: read(doc) ?? 0, key: `trainer_process.config_file (${file}) [ckpt] interval` };
+  }
+  const merged = read(tp.trainer_config);
+  if (merged !== undefined) return { interval: merged, key: "trainer_process.trainer_config.ckpt.interval" };
+  return { interval: tp.ckpt_interval, key: "trainer_process.ckpt_interval" };
 }
 
 /**

@@ -60,8 +60,12 @@ export async function primeRlTrainerToml(
     maxNorm: tp.max_norm,
     lora,
     resumeStep: options.resumeStep,
+    ckptInterval: tp.ckpt_interval > 0 ? tp.ckpt_interval : undefined,
+    ckptKeepLast: tp.ckpt_interval > 0 ? tp.ckpt_keep_last : undefined,
     transport:
-      t.transport === "zmq" ? { type: "zmq", host: t.zmq_host, port: t.zmq_port } : { type: "filesystem" },
+      t.transport === "zmq"
+        ? { type: "zmq", host: t.zmq_host ?? "localhost", port: t.zmq_port }
+        : { type: "filesystem" },
   });
   const merged =
     Object.keys(tp.trainer_config).length === 0

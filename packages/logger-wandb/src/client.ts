@@ -1,6 +1,8 @@
 import { sleep } from "@air/core";
 import {
+  RUN_RESUME_STATUS,
   RUN_UPLOAD_URLS,
+  type RunResumeStatusResult,
   type RunUploadUrlsResult,
   UPSERT_BUCKET,
   type UpsertBucketResult,
@@ -114,6 +116,16 @@ export class WandbClient {
     const data = await this.graphql<UpsertBucketResult>(UPSERT_BUCKET, "UpsertBucket", variables);
     const project = data.upsertBucket?.bucket?.project;
     return { entity: project?.entity?.name ?? variables.entity, project: project?.name ?? variables.project };
+  }
+
+  /** The history lines W&B holds for a run (`RunResumeStatus`); 0 when the run does not exist. */
+  async historyLineCount(run: RunPath): Promise<number> {
+    const data = await this.graphql<RunResumeStatusResult>(RUN_RESUME_STATUS, "RunResumeStatus", {
+      project: run.project,
+      entity: run.entity,
+      name: run.runId,
+    });
+    return data.model?.bucket?.historyLineCount ?? 0;
   }
 
   /** Posts one file-stream request (`{files, uploaded, complete, exitcode}`). */

@@ -25,6 +25,21 @@ export const RUN_UPLOAD_URLS = `query RunUploadUrls($name: String!, $files: [Str
   }
 }`;
 
+/**
+ * What a resumed run continues from (the Python SDK's `RunResumeStatus`, selection cut to what air reads): the
+ * number of history lines W&B holds, the file-stream offset of the next one.
+ */
+export const RUN_RESUME_STATUS = `query RunResumeStatus($project: String, $entity: String, $name: String!) {
+  model(name: $project, entityName: $entity) {
+    id
+    bucket(name: $name, missingOk: true) { id name historyLineCount }
+  }
+}`;
+
+export interface RunResumeStatusResult {
+  model?: { bucket?: { historyLineCount?: number | null } | null } | null;
+}
+
 /** Variables of `UpsertBucket` that air sets (`name` is the run id, `displayName` the run name). */
 export interface UpsertBucketVariables {
   name: string;

@@ -58,6 +58,8 @@ export class OnlineSink implements RunSink {
       tags: this.info.tags,
     });
     this.path = { entity: stored.entity, project: stored.project, runId: this.info.runId };
+    // A resumed run appends its history after what W&B holds (the SDK's resume reads the same count).
+    if (this.info.resume) this.historyOffset = await this.client.historyLineCount(this.path);
   }
 
   config(config: Record<string, unknown>): void {

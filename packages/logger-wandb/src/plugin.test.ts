@@ -60,6 +60,52 @@ ${logger}
 type Stream = { files?: Record<string, { offset: number; content: string[] }>; uploaded?: string[] };
 
 describe("wandb logger in a real run", () => {
+  test("rl --resume continues the same W&B run: its id from the run dir, history after the lines W&B holds", async () => {
+    server = fakeWandb();
+    process.env.WANDB_API_KEY = "k".repeat(40);
+    const logger = `entity = "team"\nproject = "p"\nbase_url = "${server.baseUrl}"\nflush_ms = 20`;
+    const first = await runToml(toml("resumed", logger, 2), { plugins: [wandbLogger], dir });
+    expect(first.summary.status).toBe("completed");
+    const runDir = join(dir, "outputs", "resumed");
+    const id = (JSON.parse(readFileSync(join(runDir, "wandb-run.json"), "utf8")) as { runId: string }).runId;
+    expect(server.graphql("UpsertBucket")[0]!.variables.name).toBe(id);
+    const streamed = () =>
+      server!.requests
+        .filter((r) => r.path === `/files/team/p/${id}/file_stream`)
+        .flatMap((r) => {
+          const h = (r.body as Stream).files?.["wandb-history.jsonl"];
+          return h ? [h] : [];
+        });
+    const before = streamed().reduce((n, h) => Math.max(n, h.offset + h.content.length), 0);
+    expect(before).toBeGreaterThan(0);
+    const requestsBefore = server.requests.length;
+    const second = await runToml(toml("resumed", logger, 4), {
+      plugins: [wandbLogger],
+      dir,
+      startStep: 2,
+      context: { resume: { startStep: 2 } },
+    });
+    expect(second.summary.status).toBe("completed");
+    // same run id, asked where its history ends, and the new rows go after it
+    expect(server.graphql("UpsertBucket").every((q) => q.variables.name === id)).toBe(true);
+    expect(server.graphql("RunResumeStatus")[0]!.variables).toMatchObject({
+      name: id,
+      entity: "team",
+      project: "p",
+    });
+    const later = server.requests
+      .slice(requestsBefore)
+      .filter((r) => r.path === `/files/team/p/${id}/file_stream`)
+      .flatMap((r) => {
+        const h = (r.body as Stream).files?.["wandb-history.jsonl"];
+        return h ? [h] : [];
+      });
+    expect(later[0]?.offset).toBe(before);
+    // a fresh run (no --resume) in the same dir starts a new W&B run
+    await runToml(toml("resumed", logger, 1), { plugins: [wandbLogger], dir });
+    expect(server.graphql("UpsertBucket").at(-1)!.variables.name).not.toBe(id);
+  });
+
   test("online: run registered at start, one history row per step with prime-rl names, tables, eval, config", async () => {
     server = fakeWandb();
     process.env.WANDB_API_KEY = "k".repeat(40);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { isAbsolute, resolve } from "node:path";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { AirError, definePlugin, errorMessage, type LoggerPlugin } from "@air/core";
 import { resolveApiKey } from "./auth.ts";
 import { WandbClient } from "./client.ts";
@@ -13,6 +14,25 @@ import type { RunInfo, RunSink } from "./sink.ts";
 export function newRunId(): string {
   const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
   return [...randomBytes(8)].map((b) => alphabet[b % alphabet.length]).join("");
+}
+
+/** `<run dir>/wandb-run.json`: the W&B run id of this run dir, which `rl --resume` continues. */
+export const RUN_ID_FILE = "wandb-run.json";
+
+/** The W&B run id recorded in a run dir, or undefined. */
+export function readStoredRunId(runDir: string): string | undefined {
+  try {
+    const value = JSON.parse(readFileSync(join(runDir, RUN_ID_FILE), "utf8")) as { runId?: unknown };
+    return typeof value.runId === "string" && /^[a-z0-9]+$/i.test(value.runId) ? value.runId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeStoredRunId(runDir: string, runId: string): void {
+  mkdirSync(runDir, { recursive: true });
+  writeFileSync(join(runDir, `${RUN_ID_FILE}.tmp`), `${JSON.stringify({ runId })}\n`);
+  renameSync(join(runDir, `${RUN_ID_FILE}.tmp`), join(runDir, RUN_ID_FILE));
 }
 
 /** The API server: the config's `base_url`, else `$WANDB_BASE_URL`, else W&B's. */
@@ -51,8 +71,11 @@ export const wandbLogger = definePlugin({
   },
   async create(config, ctx): Promise<LoggerPlugin> {
     if (config.mode === "disabled") return {};
+    // `rl --resume` continues the W&B run this run dir recorded (its id is kept in <run dir>/wandb-run.json).
+    const stored = ctx.resume ? readStoredRunId(ctx.runDir) : undefined;
     const info: RunInfo = {
-      runId: config.run_id ?? newRunId(),
+      runId: config.run_id ?? stored ?? newRunId(),
+      resume: ctx.resume !== undefined && (stored !== undefined || config.run_id !== undefined),
       entity: config.entity ?? "",
       project: config.project,
       displayName: config.name ?? ctx.runName,
@@ -91,7 +114,8 @@ export const wandbLogger = definePlugin({
         cause: error,
       });
     }
-    ctx.log.info(`W&B run ${info.runId} (${config.mode}): ${sink.location}`);
+    writeStoredRunId(ctx.runDir, info.runId);
+    ctx.log.info(`W&B run ${info.runId} (${config.mode}${info.resume ? ", resumed" : ""}): ${sink.location}`);
     const recorder = new WandbRecorder(sink, { tableRows: config.table_rows, startTimeMs: info.startTimeMs });
     return { hooks: recorder.hooks, close: () => recorder.finish() };
   },

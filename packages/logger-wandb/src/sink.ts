@@ -6,6 +6,8 @@ export interface RunInfo {
   displayName: string;
   tags: string[];
   startTimeMs: number;
+  /** Continue this run (`rl --resume`): history goes after the lines W&B already holds. */
+  resume?: boolean;
 }
 
 /**

@@ -19,12 +19,14 @@ export interface FakeWandb {
 /**
  * A local stand-in for W&B's API (Bun.serve on 127.0.0.1) that records every request and answers the way the
  * real server's answers are read by the SDKs: `Viewer`, `UpsertBucket`, `RunUploadUrls` (URLs back to itself),
- * the file stream and uploads.
+ * `RunResumeStatus` (history lines received per run), the file stream and uploads.
  * @example const server = fakeWandb(); … server.requests … server.stop();
  */
 export function fakeWandb(): FakeWandb {
   const requests: RecordedRequest[] = [];
   const failures: Array<{ prefix: string; status: number; count: number }> = [];
+  /** History lines held per run ("entity/project/id"), as `RunResumeStatus` reports them. */
+  const history = new Map<string, number>();
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -46,6 +48,15 @@ export function fakeWandb(): FakeWandb {
       if (failure) {
         failure.count--;
         return new Response("injected failure", { status: failure.status });
+      }
+      const stream = /^\/files\/([^/]+)\/([^/]+)\/([^/]+)\/file_stream$/.exec(url.pathname);
+      if (stream) {
+        // W&B keeps the history lines at the offsets the stream names: its line count is the highest end.
+        const key = stream.slice(1, 4).map(decodeURIComponent).join("/");
+        const h = (body as { files?: Record<string, { offset: number; content: string[] }> }).files?.[
+          "wandb-history.jsonl"
+        ];
+        if (h) history.set(key, Math.max(history.get(key) ?? 0, h.offset + h.content.length));
       }
       if (url.pathname !== "/graphql") return Response.json({});
       const q = body as { operationName: string; variables: Record<string, unknown> };
@@ -75,6 +86,11 @@ export function fakeWandb(): FakeWandb {
             },
           },
         });
+      }
+      if (q.operationName === "RunResumeStatus") {
+        const lines = history.get(`${v.entity}/${v.project}/${v.name}`);
+        const bucket = lines === undefined ? null : { id: "b1", name: v.name, historyLineCount: lines };
+        return Response.json({ data: { model: { id: "p1", bucket } } });
       }
       return Response.json({ errors: [{ message: `unknown operation ${q.operationName}` }] });
     },

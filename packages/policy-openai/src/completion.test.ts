@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isContextLengthError, readCompletion } from "./completion.ts";
+import { isContextLengthError, readCompletion, readLlamaCompletion } from "./completion.ts";
 
 describe("readCompletion", () => {
   test("reads vLLM's id fields and logprobs", () => {
@@ -70,5 +70,46 @@ describe("isContextLengthError", () => {
     ["The model `x` does not exist.", false],
   ])("%p", (message, expected) => {
     expect(isContextLengthError(message)).toBe(expected);
+  });
+});
+
+describe("llama.cpp's native /completion", () => {
+  test("exact ids from `tokens`; a token whose logprob entry llama.cpp left out (UTF-8 split) is NaN, counted", async () => {
+    // captured from llama-server b11669 (air-llama) on the tiny GGUF, byte tokens <0xC3> (200) and <0xA9> (174)
+    // pushed up with logit_bias: 8 tokens, 3 logprob entries
+    const answer = await Bun.file(
+      new URL("../fixtures/llama.cpp/completion-utf8-split.json", import.meta.url),
+    ).json();
+    const read = readLlamaCompletion(answer);
+    expect(read.completionTokenIds).toEqual([200, 174, 338, 200, 200, 200, 174, 200]);
+    expect(read.missingLogprobs).toBe(5);
+    expect(read.logprobs?.map((l) => Number.isFinite(l))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+      false,
+    ]);
+    expect(read.logprobs?.[1]).toBeCloseTo(Math.log(answer.completion_probabilities[0].prob), 10);
+    expect(read.finishReason).toBe("length");
+  });
+
+  test("an answer without splits: every token has its logprob", () => {
+    const read = readLlamaCompletion({
+      content: "ok",
+      tokens: [5, 6],
+      completion_probabilities: [
+        { id: 5, prob: 0.5 },
+        { id: 6, prob: 0.25 },
+      ],
+      stop_type: "eos",
+      tokens_predicted: 2,
+      tokens_evaluated: 9,
+    });
+    expect(read).toMatchObject({ completionTokenIds: [5, 6], missingLogprobs: 0, finishReason: "stop" });
+    expect(read.logprobs).toEqual([Math.log(0.5), Math.log(0.25)]);
   });
 });

@@ -119,3 +119,37 @@ export function checkTokenData(
     problems,
   };
 }
+
+/**
+ * Reads llama.cpp's native `/completion` answer (`return_tokens`, `n_probs`, `post_sampling_probs`): text, finish
+ * reason (`stop_type` "limit" → "length"), the exact completion ids (`tokens`) and one logprob per token, taken
+ * from `completion_probabilities` by walking both in order — llama.cpp leaves out the entry of a token that ends
+ * inside a UTF-8 character, so such tokens get NaN (the caller names them; they cost that sample only).
+ * @example readLlamaCompletion({ content: "ok", tokens: [5], completion_probabilities: [{ id: 5, prob: 0.5 }], stop_type: "eos" }).logprobs // [-0.693…]
+ */
+export function readLlamaCompletion(answer: unknown): CompletionRead & { missingLogprobs: number } {
+  const root = (answer ?? {}) as Record<string, unknown>;
+  const text = typeof root.content === "string" ? root.content : "";
+  const finishReason = root.stop_type === "limit" ? "length" : "stop";
+  const tokens = numberArray(root.tokens);
+  const entries = Array.isArray(root.completion_probabilities)
+    ? (root.completion_probabilities as Array<Record<string, unknown>>)
+    : [];
+  const read: CompletionRead & { missingLogprobs: number } = { text, finishReason, missingLogprobs: 0 };
+  if (tokens === undefined) return read;
+  read.completionTokenIds = tokens;
+  const logprobs: number[] = [];
+  let next = 0;
+  for (const id of tokens) {
+    const entry = entries[next];
+    if (entry !== undefined && entryTokenId(entry) === id) {
+      logprobs.push(entryLogprob(entry));
+      next++;
+    } else logprobs.push(Number.NaN);
+  }
+  read.missingLogprobs = logprobs.filter((l) => !Number.isFinite(l)).length;
+  read.logprobs = logprobs;
+  if (typeof root.tokens_predicted === "number" && typeof root.tokens_evaluated === "number")
+    read.usage = { promptTokens: root.tokens_evaluated, completionTokens: root.tokens_predicted };
+  return read;
+}

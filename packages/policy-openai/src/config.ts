@@ -38,6 +38,12 @@ export const openaiPolicyConfig = z
       .describe(
         "OpenAI-compatible base URL, or a list of servers serving the same model (requests go to the least-loaded one, a rollout stays on its server; weight updates go to all); admin routes (/tokenize, /pause, ...) are at each one's root",
       ),
+    admin_url: z
+      .union([httpUrl, z.array(httpUrl).min(1)])
+      .optional()
+      .describe(
+        "where the admin routes (/pause, /update_weights, /resume, LoRA loads, /tokenize) go when a router fronts the engine (prime-rl's admin_base_url): one URL per base_url, in the same order; default: each base_url's root. The launcher sets it for prime-rl's server with [inference] router = true",
+      ),
     server_probe_ms: z
       .number()
       .int()
@@ -124,9 +130,9 @@ export const openaiPolicyConfig = z
     lora_name: z.string().optional().describe("adapter name; generations then request this model name"),
     lora_route: z
       .string()
-      .default("/v1/load_lora_adapter")
+      .optional()
       .describe(
-        "stock vLLM: /v1/load_lora_adapter (each version loaded as <lora_name>-v<version>, the previous one unloaded through /v1/unload_lora_adapter); prime-rl's server: /load_lora_adapter (one name, reloaded in place)",
+        "LoRA load route; default by server kind: vLLM /v1/load_lora_adapter, SGLang /load_lora_adapter (each version loaded as <lora_name>-v<version>, the previous one unloaded: /v1/unload_lora_adapter, SGLang /unload_lora_adapter); set /load_lora_adapter for prime-rl's vLLM server (one name, reloaded in place)",
       ),
     admin_timeout_ms: z
       .number()
@@ -151,6 +157,10 @@ export const openaiPolicyConfig = z
   .refine((c) => c.weight_update !== "lora" || c.lora_name !== undefined, {
     message: 'weight_update = "lora" needs lora_name',
     path: ["lora_name"],
+  })
+  .refine((c) => c.admin_url === undefined || adminUrls(c).length === baseUrls(c).length, {
+    message: "admin_url needs one URL per base_url, in the same order",
+    path: ["admin_url"],
   });
 
 export type OpenAIPolicyConfig = z.output<typeof openaiPolicyConfig>;
@@ -159,16 +169,41 @@ export type OpenAIPolicyConfig = z.output<typeof openaiPolicyConfig>;
  * The server URLs of `base_url` (one or a list), without trailing slashes, duplicates dropped.
  * @example baseUrls({ base_url: ["http://a:8000/v1/", "http://b:8000/v1"] }) // ["http://a:8000/v1", "http://b:8000/v1"]
  */
-export function baseUrls(config: Pick<OpenAIPolicyConfig, "base_url">): string[] {
+export function baseUrls(config: { base_url: string | string[] }): string[] {
   const list = typeof config.base_url === "string" ? [config.base_url] : config.base_url;
   return [...new Set(list.map((u) => u.replace(/\/+$/, "")))];
 }
 
 /**
- * LoRA adapters on stock vLLM (`/v1/load_lora_adapter`) are loaded under a new name per version and the previous
- * one unloaded; prime-rl's server (`lora_route = "/load_lora_adapter"`) reloads one name in place.
- * @example loraNaming({ lora_route: "/load_lora_adapter" }) // "in-place"
+ * `admin_url` as a list (empty when unset), without trailing slashes.
+ * @example adminUrls({ admin_url: "http://e:8100/v1/" }) // ["http://e:8100/v1"]
  */
-export function loraNaming(config: Pick<OpenAIPolicyConfig, "lora_route">): "versioned" | "in-place" {
-  return config.lora_route.replace(/\/+$/, "") === "/load_lora_adapter" ? "in-place" : "versioned";
+export function adminUrls(config: { admin_url?: string | string[] }): string[] {
+  if (config.admin_url === undefined) return [];
+  const list = typeof config.admin_url === "string" ? [config.admin_url] : config.admin_url;
+  return list.map((u) => u.replace(/\/+$/, ""));
+}
+
+/** The LoRA routes of a server kind and how adapter names are given. */
+export interface LoraRoutes {
+  load: string;
+  unload: string;
+  /** versioned: `<lora_name>-v<version>`, the previous one unloaded; in-place: one name reloaded (prime-rl's server). */
+  naming: "versioned" | "in-place";
+}
+
+/**
+ * Where LoRA adapters are loaded, by server kind: stock vLLM serves `/v1/load_lora_adapter` and
+ * `/v1/unload_lora_adapter`; SGLang serves `/load_lora_adapter` and `/unload_lora_adapter` at the root (it refuses a
+ * name already loaded, so versions get names of their own as on vLLM); prime-rl's vLLM server wraps
+ * `/load_lora_adapter` (`lora_route = "/load_lora_adapter"` on a vLLM server), which reloads one name in place.
+ * An explicit `lora_route` wins.
+ * @example loraRoutes({}, "sglang") // { load: "/load_lora_adapter", unload: "/unload_lora_adapter", naming: "versioned" }
+ */
+export function loraRoutes(config: { lora_route?: string }, kind: string): LoraRoutes {
+  const sglang = kind === "sglang";
+  const root = sglang ? "" : "/v1";
+  const load = config.lora_route?.replace(/\/+$/, "") ?? `${root}/load_lora_adapter`;
+  const inPlace = !sglang && load === "/load_lora_adapter";
+  return { load, unload: `${root}/unload_lora_adapter`, naming: inPlace ? "in-place" : "versioned" };
 }

@@ -1,5 +1,12 @@
 export { isContextLengthError, readCompletion } from "./completion.ts";
-export { baseUrls, loraNaming, type OpenAIPolicyConfig, openaiPolicyConfig } from "./config.ts";
+export {
+  adminUrls,
+  baseUrls,
+  type LoraRoutes,
+  loraRoutes,
+  type OpenAIPolicyConfig,
+  openaiPolicyConfig,
+} from "./config.ts";
 export { detectServer } from "./detect.ts";
 export { type HistoryOptions, processHistory } from "./history.ts";
 export { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";

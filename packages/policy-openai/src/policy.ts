@@ -9,8 +9,12 @@ import {
   type Policy,
   type WeightsRef,
 } from "@air/core";
-import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
-import { baseUrls, loraNaming, type OpenAIPolicyConfig } from "./config.ts";
+import { checkTokenData, isContextLengthError, readCompletion, readLlamaCompletion } from "./completion.ts";
+
+/** `AirError.details` entry of a llama.cpp sample that lacks some logprobs: that sample fails, not the server. */
+export const LLAMA_PARTIAL = "llama.cpp: logprob entries left out for UTF-8-split tokens";
+
+import { adminUrls, baseUrls, loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
@@ -79,7 +83,8 @@ export class OpenAIPolicy implements Policy {
     readonly config: OpenAIPolicyConfig,
     private readonly env: PolicyEnvironment,
   ) {
-    const servers = baseUrls(config).map((url) => new InferenceServer(config, url));
+    const admin = adminUrls(config);
+    const servers = baseUrls(config).map((url, i) => new InferenceServer(config, url, admin[i]));
     this.server = servers[0] ?? new InferenceServer(config);
     this.pool = new ServerPool(servers, {
       probeMs: config.server_probe_ms,
@@ -215,8 +220,8 @@ export class OpenAIPolicy implements Policy {
     const previous = this.requestModel;
     if (model !== undefined) this.requestModel = model;
     this.currentVersion = weights.version;
-    if (model !== undefined && previous !== model && loraNaming(this.config) === "versioned") {
-      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous);
+    if (model !== undefined && previous !== model && loraRoutes(this.config, kind).naming === "versioned") {
+      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous, kind);
     }
   }
 
@@ -239,19 +244,23 @@ export class OpenAIPolicy implements Policy {
     const { kind } = await this.serverInfo(this.env.signal);
     const before = member.adapter;
     await this.serialized(() => this.loadInto(member, latest, kind));
-    if (before !== undefined && before !== member.adapter && loraNaming(this.config) === "versioned")
-      void this.unloadWhenUnused(member, before);
+    if (
+      before !== undefined &&
+      before !== member.adapter &&
+      loraRoutes(this.config, kind).naming === "versioned"
+    )
+      void this.unloadWhenUnused(member, before, kind);
   }
 
   /** Stock vLLM: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
-  private async unloadWhenUnused(member: PoolMember, name: string): Promise<void> {
+  private async unloadWhenUnused(member: PoolMember, name: string, kind: ServerKind): Promise<void> {
     if (name === this.baseModel || name === this.requestModel) return;
     const until = Date.now() + this.config.admin_timeout_ms;
     while ((this.modelUse.get(name) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
       await Bun.sleep(20);
     }
     if (this.env.signal.aborted || name === this.requestModel) return;
-    await unloadAdapter(member.server, this.config, name, this.env);
+    await unloadAdapter(member.server, this.config, name, this.env, kind);
   }
 
   private serialized<T>(work: () => Promise<T>): Promise<T> {
@@ -299,6 +308,8 @@ export class OpenAIPolicy implements Policy {
         }
       }
     }
+    if (info.kind === "llama.cpp" && this.config.require_token_data && !this.env.evaluationOnly)
+      return await this.sampleLlama(info, messages, maxTokens, request, formatRetry, promptIds, version);
     const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
     let answer: unknown;
     const model = body.model;
@@ -359,6 +370,76 @@ export class OpenAIPolicy implements Policy {
       );
     }
     return { text: read.text, finishReason: read.finishReason, ...data, version, usage: read.usage };
+  }
+
+  /**
+   * llama.cpp for training: its native `/completion` on the chat prompt's token ids, whose answer has the exact
+   * completion ids (its chat route's logprob entries merge the tokens of a UTF-8 character split across tokens, so
+   * the ids could not be recovered). A token whose logprob entry llama.cpp left out fails this sample only (the
+   * error says so: `LLAMA_PARTIAL`), never the server check.
+   */
+  private async sampleLlama(
+    info: ServerInfo,
+    messages: Message[],
+    maxTokens: number,
+    request: GenerateRequest,
+    formatRetry: number,
+    known: number[] | undefined,
+    version: number,
+  ): Promise<Sampled> {
+    const { signal } = request;
+    const promptIds = known ?? (await this.tokenizeMessages(info, messages, request.rolloutId, signal));
+    if (promptIds === undefined || promptIds.length === 0)
+      throw new AirError("POLICY_FAILED", "llama.cpp: the chat prompt could not be tokenized", {
+        plugin: "openai",
+        hook: "generate",
+      });
+    const chat = this.chatBody(info, messages, maxTokens, request, formatRetry);
+    const {
+      logprobs: _l,
+      top_logprobs: _t,
+      messages: _m,
+      model: _model,
+      max_completion_tokens: _x,
+      n: _n,
+      ...sampling
+    } = chat as Record<string, unknown>;
+    const body = { ...sampling, prompt: promptIds, n_predict: maxTokens, n_probs: 1, return_tokens: true };
+    let answer: unknown;
+    try {
+      answer = await this.gate.run(
+        "completion",
+        () => this.pool.use(request.rolloutId, (server) => server.llamaCompletion(body, signal)),
+        signal,
+        true,
+      );
+    } catch (error) {
+      if (statusOf(error) === 400 && isContextLengthError(errorMessage(error)))
+        return this.contextStop(promptIds, version);
+      if (error instanceof AirError) throw error;
+      throw new AirError("POLICY_FAILED", `llama.cpp /completion rejected: ${errorMessage(error)}`, {
+        plugin: "openai",
+        hook: "generate",
+        cause: error,
+      });
+    }
+    const read = readLlamaCompletion(answer);
+    const usage = { promptTokens: promptIds.length, completionTokens: read.usage?.completionTokens ?? 0 };
+    const data = checkTokenData(promptIds, read.completionTokenIds, read.logprobs, usage);
+    if (read.missingLogprobs > 0) {
+      throw new AirError(
+        "POLICY_FAILED",
+        `llama.cpp left out the logprob entries of ${read.missingLogprobs} of ${read.completionTokenIds?.length} completion token(s) (tokens ending inside a UTF-8 character); this sample has no logprob for them and is not trained`,
+        { plugin: "openai", hook: "generate", details: [LLAMA_PARTIAL] },
+      );
+    }
+    if (data.problems.length > 0)
+      throw new AirError(
+        "POLICY_FAILED",
+        `the llama.cpp server's /completion answer lacks training data: ${data.problems.join("; ")}`,
+        { plugin: "openai", hook: "generate" },
+      );
+    return { text: read.text, finishReason: read.finishReason, ...data, version, usage };
   }
 
   private contextStop(promptIds: number[], version: number): Sampled {

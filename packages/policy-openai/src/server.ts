@@ -27,7 +27,8 @@ export interface TokenizeResult {
  * retries and counts). Chat completions once went through the `openai` package; that cost ~0.17 ms of CPU per
  * request more than fetch + JSON.parse (measured: 0.23–0.25 vs 0.07–0.08 ms per request, 64 in flight, a
  * 12 KB prompt and a vLLM-sized answer), a third of the orchestrator's CPU per turn. Admin routes (`/tokenize`,
- * `/pause`, `/update_weights`, ...) live at the server root, i.e. `base_url` without `/v1`, as in prime-rl.
+ * `/pause`, `/update_weights`, ...) live at the server root, i.e. `base_url` without `/v1`, as in prime-rl — or
+ * at `adminUrl`'s root when a router fronts the engine (prime-rl's `admin_base_url`).
  * One object per server URL (`base_url` may list several; the first is the default).
  * @example const server = new InferenceServer(config); const models = await server.models(signal);
  */
@@ -40,9 +41,11 @@ export class InferenceServer {
   constructor(
     private readonly config: OpenAIPolicyConfig,
     baseUrl: string = baseUrls(config)[0] ?? "",
+    adminUrl?: string,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
-    this.rootUrl = this.baseUrl.replace(/\/v1$/, "");
+    // Behind a router (prime-rl's inference with its vllm-router) the admin routes go to the engine itself.
+    this.rootUrl = (adminUrl ?? this.baseUrl).replace(/\/+$/, "").replace(/\/v1$/, "");
     this.chatUrl = `${this.baseUrl}/chat/completions`;
     this.headers = { authorization: `Bearer ${config.api_key}`, "content-type": "application/json" };
   }
@@ -85,6 +88,15 @@ export class InferenceServer {
   /** llama.cpp: the prompt its chat template renders for `messages` (`POST /apply-template` → `{prompt}`). */
   async applyTemplate(messages: Message[], signal: AbortSignal): Promise<unknown> {
     return await this.postJson(`${this.rootUrl}/apply-template`, { messages }, signal);
+  }
+
+  /**
+   * llama.cpp's native `POST /completion` (the prompt as token ids): its answer carries the exact completion token
+   * ids (`tokens`, with `return_tokens`), which its chat route only gives through logprob entries that merge the
+   * tokens of a UTF-8 character split across tokens.
+   */
+  async llamaCompletion(body: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    return await this.postJson(`${this.rootUrl}/completion`, body, signal);
   }
 
   /**

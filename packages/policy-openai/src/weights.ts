@@ -1,5 +1,5 @@
 import { AirError, errorMessage, type WeightsRef } from "@air/core";
-import { loraNaming, type OpenAIPolicyConfig } from "./config.ts";
+import { loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
 import type { ServerKind } from "./kinds.ts";
 import type { PolicyEnvironment } from "./policy.ts";
 import { isTransient, statusOf, withRetries } from "./retry.ts";
@@ -9,7 +9,7 @@ import type { InferenceServer } from "./server.ts";
  * Tells one inference server to use new weights, as prime-rl v0.8.0's client does. Full weights:
  * `POST /pause?mode=keep&clear_cache=false`, `POST /update_weights {"weight_dir"}`, and always `POST /resume`
  * (also when the update failed); SGLang: `POST /update_weights_from_disk`. LoRA on stock vLLM
- * (`loraNaming` "versioned"): `POST /v1/load_lora_adapter {"lora_name": "<lora_name>-v<version>", "lora_path"}`
+ * (`loraRoutes` naming "versioned"; SGLang the same at `/load_lora_adapter`): `POST /v1/load_lora_adapter {"lora_name": "<lora_name>-v<version>", "lora_path"}`
  * — a new name per version, never `load_inplace` (vLLM keeps that flag on the request and reloads the adapter from
  * disk at every scheduler step); the caller unloads the previous name (`unloadAdapter`). LoRA on prime-rl's
  * server ("in-place"): `POST /load_lora_adapter {"lora_name", "lora_path"}`, one name (its wrapper reloads in
@@ -66,12 +66,17 @@ export async function loadWeights(
       });
     }
     const loraRetryable = (e: unknown) => statusOf(e) === 404 || isTransient(e);
-    const adapter = adapterName(config, name, weights.version);
-    await post(config.lora_route, { lora_name: adapter, lora_path: path }, config.admin_timeout_ms, (e) => {
-      // a retry of a load whose answer was lost: vLLM says the name is loaded already
-      if (statusOf(e) === 400 && /already been loaded/.test(errorMessage(e))) return false;
-      return loraRetryable(e);
-    }).catch((error: unknown) => {
+    const adapter = adapterName(config, name, weights.version, serverKind);
+    await post(
+      loraRoutes(config, serverKind).load,
+      { lora_name: adapter, lora_path: path },
+      config.admin_timeout_ms,
+      (e) => {
+        // a retry of a load whose answer was lost: vLLM says the name is loaded already
+        if (statusOf(e) === 400 && /already been loaded/.test(errorMessage(e))) return false;
+        return loraRetryable(e);
+      },
+    ).catch((error: unknown) => {
       if (/already been loaded/.test(errorMessage(error))) return undefined;
       throw error;
     });
@@ -121,12 +126,18 @@ export async function loadWeights(
  * server (reloaded in place).
  * @example adapterName(config, "air-lora", 3) // "air-lora-v3"
  */
-export function adapterName(config: OpenAIPolicyConfig, name: string, version: number): string {
-  return loraNaming(config) === "versioned" ? `${name}-v${version}` : name;
+export function adapterName(
+  config: OpenAIPolicyConfig,
+  name: string,
+  version: number,
+  serverKind: ServerKind = "vllm",
+): string {
+  return loraRoutes(config, serverKind).naming === "versioned" ? `${name}-v${version}` : name;
 }
 
 /**
- * Stock vLLM: `POST /v1/unload_lora_adapter {"lora_name"}` (vLLM's `UnloadLoRAAdapterRequest`); a 404 (not
+ * Stock vLLM: `POST /v1/unload_lora_adapter {"lora_name"}` (vLLM's `UnloadLoRAAdapterRequest`; SGLang:
+ * `/unload_lora_adapter`); a 404 (not
  * loaded, e.g. the server restarted) is fine. Retried on transient errors.
  * @example await unloadAdapter(server, config, "air-lora-v2", env);
  */
@@ -135,18 +146,17 @@ export async function unloadAdapter(
   config: OpenAIPolicyConfig,
   name: string,
   env: PolicyEnvironment,
+  serverKind: ServerKind = "vllm",
 ): Promise<void> {
+  const route = loraRoutes(config, serverKind).unload;
   try {
-    await withRetries(
-      () => server.admin("/v1/unload_lora_adapter", { lora_name: name }, config.admin_timeout_ms, env.signal),
-      {
-        retries: config.admin_max_attempts - 1,
-        backoffMs: config.retry_backoff_ms,
-        backoffMaxMs: config.retry_backoff_max_ms,
-        signal: env.signal,
-        retryable: isTransient,
-      },
-    );
+    await withRetries(() => server.admin(route, { lora_name: name }, config.admin_timeout_ms, env.signal), {
+      retries: config.admin_max_attempts - 1,
+      backoffMs: config.retry_backoff_ms,
+      backoffMaxMs: config.retry_backoff_max_ms,
+      signal: env.signal,
+      retryable: isTransient,
+    });
   } catch (error) {
     if (statusOf(error) === 404) return;
     env.log.warn(`unloading LoRA adapter ${name} on ${server.baseUrl}: ${errorMessage(error)}`);

@@ -39,6 +39,7 @@ let dir = "";
 let container = "";
 let baseUrl = "";
 let broken: ReturnType<typeof Bun.serve> | undefined;
+let splitting: ReturnType<typeof Bun.serve> | undefined;
 
 /** A TOML run config against `url`: the dataset env, the openai policy, trainer none. */
 function config(name: string, url: string, extra: { systemPrompt?: string; policy?: string } = {}): string {
@@ -154,13 +155,38 @@ beforeAll(async () => {
     await Bun.sleep(200);
   }
   const upstream = `http://127.0.0.1:${port}`;
-  // The same server, except that chat completions answer 500 (a server that broke).
+  // The same server, except that generations answer 500 (a server that broke).
+  // The same server, except that /completion samples the byte tokens <0xC3> (200) and <0xA9> (174) often: "é"
+  // split across two tokens, whose first llama.cpp reports no logprob entry for (the entries merge).
+  splitting = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: async (req) => {
+      const url = new URL(req.url);
+      let body = req.method === "GET" ? undefined : await req.text();
+      if (url.pathname === "/completion" && body)
+        body = JSON.stringify({
+          ...JSON.parse(body),
+          logit_bias: [
+            [200, 16],
+            [174, 16],
+          ],
+        });
+      return await fetch(`${upstream}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers: req.headers,
+        body,
+      });
+    },
+  });
   broken = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch: async (req) => {
       const url = new URL(req.url);
-      if (url.pathname === "/v1/chat/completions") return new Response("internal error", { status: 500 });
+      // both generation routes: chat (evaluation) and the native /completion (training: exact token ids)
+      if (url.pathname === "/v1/chat/completions" || url.pathname === "/completion")
+        return new Response("internal error", { status: 500 });
       return await fetch(`${upstream}${url.pathname}${url.search}`, {
         method: req.method,
         headers: req.headers,
@@ -172,6 +198,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   broken?.stop(true);
+  splitting?.stop(true);
   if (container) runSync(["docker", "rm", "-f", container]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -208,6 +235,17 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
       /ok {3}policy server returns training data: llama\.cpp .*prompt ids, \d+ completion ids with logprobs/,
     );
   }, 60_000);
+
+  test("tokens that split a UTF-8 character: exact ids from /completion; rl check passes, only such samples fail", async () => {
+    const url = `http://127.0.0.1:${splitting?.port}/v1`;
+    const check = await run(["bun", "run", "rl", "check", config("split-check", url)]);
+    expect(check.out).toMatch(
+      /ok {3}policy server returns training data: .*token ids exact; .*llama\.cpp left out the logprob entries of \d+ of 4/,
+    );
+    expect(check.code).toBe(0);
+    const { out } = await run(["bun", "run", "rl", config("split", url), "--orchestrator.rollout_retries=0"]);
+    expect(out).toContain("llama.cpp left out the logprob entries");
+  }, 120_000);
 
   test("a prompt longer than the server's context ends each rollout as context_length", async () => {
     // max_model_len far above the server's window: the request is sent and llama.cpp's own 400
@@ -246,8 +284,9 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     ]);
     expect(code).toBe(1);
     expect(out).toContain("every rollout failed in 2 step(s) in a row (orchestrator.max_failed_steps = 2)");
+    // training takes llama.cpp's exact token ids from its native /completion
     expect(out).toMatch(
-      /chat completion failed: http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions answered 500: internal error/,
+      /completion failed: http:\/\/127\.0\.0\.1:\d+\/completion answered 500: internal error/,
     );
     expect(out).toMatch(/run failed: \d step\(s\), rollouts 0 ok \/ \d+ failed, 0 sample\(s\) trained/);
   }, 120_000);

@@ -39,6 +39,8 @@ export interface PrimeRlTrainerSettings {
   version?: PrimeRlVersion;
   /** Save a resumable checkpoint every this many steps (`[ckpt] interval`); without it `--resume` restarts from base weights. */
   ckptInterval?: number;
+  /** Keep this many newest checkpoints (`[ckpt] keep_last`); prime-rl removes older ones after each save. */
+  ckptKeepLast?: number;
   /** Resume from the checkpoint of this prime-rl step (0.8 `[ckpt] resume_step`, 0.9 `[resume] step`). */
   resumeStep?: number;
   /** Rollout transport (default filesystem; zmq: 0.9 only). */
@@ -63,6 +65,7 @@ export function primeRlTrainerConfig(settings: PrimeRlTrainerSettings): string {
   const monitor = settings.fileMonitor !== false;
   const ckpt = clean({
     interval: settings.ckptInterval,
+    keep_last: settings.ckptKeepLast,
     resume_step: v08 ? settings.resumeStep : undefined,
   });
   const doc = clean({

@@ -1,3 +1,10 @@
+export {
+  checkpointDir,
+  checkpointSteps,
+  pruneStepDirs,
+  resumeCheckpoint,
+  stepNumbers,
+} from "./checkpoints.ts";
 export { cleanFutureSteps } from "./clean.ts";
 export {
   type BatchPart,

@@ -8,7 +8,8 @@ import { NEWEST_PRIME_RL, PRIME_RL_VERSIONS } from "./codecs/index.ts";
 export const primeRlConfigSchema = z
   .object({
     prime_rl_version: z
-      .enum(PRIME_RL_VERSIONS)
+      // `--trainer.prime_rl_version 0.8` and a bare TOML `0.9` arrive as numbers: take them as the version typed
+      .preprocess((v) => (typeof v === "number" ? String(v) : v), z.enum(PRIME_RL_VERSIONS))
       .default(NEWEST_PRIME_RL)
       .describe(
         "prime-rl release the trainer runs: 0.8 (TrainingBatch files, run_* dirs) or 0.9 (MicroBatch per rank, file or ZMQ)",
@@ -19,7 +20,12 @@ export const primeRlConfigSchema = z
       .describe(
         "how batches reach the trainer (prime-rl's rollout_transport; zmq needs prime_rl_version 0.9)",
       ),
-    zmq_host: z.string().default("localhost").describe("ZMQ transport host (prime-rl's default: localhost)"),
+    zmq_host: z
+      .string()
+      .optional()
+      .describe(
+        "ZMQ transport host: air binds it, every trainer rank connects to it (default: localhost; with several trainer nodes the launcher sets [trainer_process] master_addr)",
+      ),
     zmq_port: z
       .number()
       .int()
@@ -37,8 +43,10 @@ export const primeRlConfigSchema = z
       .number()
       .int()
       .positive()
-      .default(1)
-      .describe("0.9: the trainer's data-parallel ranks (num_train_workers): one micro-batch list per rank"),
+      .optional()
+      .describe(
+        "0.9: the trainer's data-parallel ranks (num_train_workers), one micro-batch list per rank; the launcher derives it as prime-rl's rl does (trainer GPUs per node × nnodes ÷ model.cp); default without a launched trainer: 1",
+      ),
     seq_len: z
       .number()
       .int()
@@ -51,8 +59,10 @@ export const primeRlConfigSchema = z
       .number()
       .int()
       .positive()
-      .default(1)
-      .describe("0.9: pad each micro batch to a multiple of this (the trainer's context-parallel degree)"),
+      .optional()
+      .describe(
+        "0.9: pad each micro batch to a multiple of this; the launcher derives it from the trainer's model.cp as prime-rl's rl does; default without a launched trainer: 1",
+      ),
     output_dir: z
       .string()
       .optional()
@@ -89,6 +99,18 @@ export const primeRlConfigSchema = z
       .describe(
         "after STABLE, wait this long for the step's metrics row (prime-rl logs it after broadcasting)",
       ),
+    keep_broadcasts: z
+      .number()
+      .int()
+      .min(2)
+      .default(2)
+      .describe(
+        "after each step's weights arrive, keep this many newest broadcasts/step_* (prime-rl's trainer keeps 2) and remove the batches at or before the oldest checkpoint: disk use stays bounded",
+      ),
+    prune: z
+      .boolean()
+      .default(true)
+      .describe("remove old broadcasts and batches as keep_broadcasts says; false keeps every step"),
     env_name: z.string().default("air").describe("TrainingSample.env_name: per-env metrics in the trainer"),
     lora: z.boolean().default(false).describe("the trainer broadcasts LoRA adapters instead of full weights"),
     lora_rank: z.number().int().positive().default(16).describe("LoRA rank written to control/orch.toml"),

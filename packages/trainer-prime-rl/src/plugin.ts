@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { AirError, definePlugin } from "@air/core";
+import { pruneStepDirs } from "./checkpoints.ts";
 import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
 import { waitForStepMetrics } from "./metrics.ts";
@@ -54,7 +55,7 @@ export default definePlugin({
   configSchema: primeRlConfigSchema,
   create: (config, ctx) => {
     const codec = codecFor(config.prime_rl_version);
-    const { runDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
+    const { runDir, outputDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
     const kind = config.lora ? "lora" : "full";
     // The packing bin size must be the trainer's [model] seq_len; without a setting, no sample is cut (bins as
     // long as the longest sample, at least 4096 — the launcher's trainer TOML default).
@@ -75,7 +76,9 @@ export default definePlugin({
     const stepMap = readStepMap(runDir);
     let nextPrimeStep: number | undefined;
     let sender: ZmqMicroBatchSender | undefined;
-    const endpoint = `tcp://${config.zmq_host}:${config.zmq_port}`;
+    const zmqHost = config.zmq_host ?? "localhost";
+    const dataWorldSize = config.data_world_size ?? 1;
+    const endpoint = `tcp://${zmqHost}:${config.zmq_port}`;
     const controlFailure = () => {
       for (const name of ["evicted.txt", "config_validation_error.txt"]) {
         const file = join(runDir, "control", name);
@@ -130,11 +133,11 @@ export default definePlugin({
         const parts = codec.encodeStep(
           batch.samples.map((s) => toTrainingSample(s, config.env_name)),
           step,
-          { seqLen, dataWorldSize: config.data_world_size, padToMultipleOf: config.pad_to_multiple_of },
+          { seqLen, dataWorldSize, padToMultipleOf: config.pad_to_multiple_of ?? 1 },
         );
         if (config.transport === "zmq") {
-          sender ??= await ZmqMicroBatchSender.bind({ host: config.zmq_host, port: config.zmq_port });
-          await sender.waitReady(config.data_world_size, config.zmq_ready_timeout_ms, ctx.signal);
+          sender ??= await ZmqMicroBatchSender.bind({ host: zmqHost, port: config.zmq_port });
+          await sender.waitReady(dataWorldSize, config.zmq_ready_timeout_ms, ctx.signal);
           sender.send(parts.map((p) => p.bytes));
         } else {
           const dir = rolloutStepDir(runDir, step);
@@ -178,6 +181,16 @@ export default definePlugin({
           signal,
         );
         if (!metrics) ctx.log.debug(`no metrics for step ${n} in ${metricsFile}`);
+        if (config.prune) {
+          const removed = pruneStepDirs({
+            runDir,
+            outputDir,
+            newest: n,
+            keepBroadcasts: config.keep_broadcasts,
+          });
+          if (removed.length > 0)
+            ctx.log.debug(`removed ${removed.length} old step dir(s): ${removed.join(", ")}`);
+        }
         return { version: step + 1, path: dir, kind, metrics: metrics ?? {} };
       },
       close: () => {

@@ -34,6 +34,8 @@ export interface RunTomlOptions {
   timeoutMs?: number;
   startStep?: StartRunOptions["startStep"];
   initialWeights?: StartRunOptions["initialWeights"];
+  /** What the launcher adds to every plugin's context (e.g. `resume` on `rl --resume`). */
+  context?: StartRunOptions["context"];
 }
 
 export interface LogLine {
@@ -109,6 +111,7 @@ export async function runToml(input: RunConfigInput, options: RunTomlOptions = {
       hooks,
       startStep: options.startStep,
       initialWeights: options.initialWeights,
+      context: options.context,
       sink: (level, source, message) => logs.push({ level, source, message }),
     });
     const steps = record.of("step:end");

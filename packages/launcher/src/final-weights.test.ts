@@ -1,0 +1,84 @@
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pruneStepDirs } from "@air/trainer-prime-rl";
+import { resolveConfig } from "./cli.ts";
+import { exportFinalWeights, finalWeightsLines } from "./final-weights.ts";
+import { writeProgress } from "./rundir.ts";
+import { REPO_ROOT, removeTempDirs, tempDir } from "./test-helpers.ts";
+import { primeRlPaths } from "./trainer-toml.ts";
+
+afterAll(removeTempDirs);
+
+/** A run dir after 3 air steps (prime-rl steps 1..3), the trainer's broadcasts on disk. */
+async function finishedRun(args: string[], files: Record<string, string>) {
+  const out = tempDir("final");
+  const base = join(out, "base-model");
+  mkdirSync(base, { recursive: true });
+  for (const name of ["config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"])
+    writeFileSync(join(base, name), name === "model.safetensors" ? "BASE WEIGHTS" : `{"${name}": 1}`);
+  const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
+    `--run.output_dir="${out}"`,
+    `--model.name="${base}"`,
+    ...args,
+  ]);
+  const { runDir } = primeRlPaths(config);
+  for (const step of [1, 2, 3]) {
+    const dir = join(runDir, "broadcasts", `step_${step}`);
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), `${text} ${step}`);
+    writeFileSync(join(dir, "STABLE"), "");
+  }
+  writeProgress(config.runDir, { lastCompletedStep: 2, updatedAt: new Date().toISOString(), metrics: {} });
+  return { config, runDir, base };
+}
+
+test("full weights: the last finished broadcast, linked, with the base model's config and tokenizer: vllm serve <dir>", async () => {
+  const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
+  const w = exportFinalWeights(config);
+  expect(w).toMatchObject({
+    kind: "full",
+    step: 2,
+    loadable: true,
+    source: join(runDir, "broadcasts", "step_3"),
+  });
+  const dir = w?.dir as string;
+  expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
+  expect(statSync(join(dir, "model.safetensors")).ino).toBe(
+    statSync(join(runDir, "broadcasts", "step_3", "model.safetensors")).ino,
+  );
+  expect(readFileSync(join(dir, "config.json"), "utf8")).toContain("config.json");
+  expect(existsSync(join(dir, "tokenizer.json"))).toBe(true);
+  expect(existsSync(join(dir, "STABLE"))).toBe(false);
+  expect(w?.serve).toBe(`vllm serve ${dir}`);
+  expect(finalWeightsLines(w!)).toEqual([
+    `final weights (full model, step 2): ${dir}`,
+    `serve them: vllm serve ${dir}`,
+  ]);
+  expect(JSON.parse(readFileSync(join(config.runDir, "final-weights.json"), "utf8")).dir).toBe(dir);
+  // pruning the broadcasts later (or a next run) does not take the deliverable with it
+  rmSync(join(runDir, "broadcasts"), { recursive: true });
+  pruneStepDirs({ runDir, outputDir: runDir, newest: 9, keepBroadcasts: 2 });
+  expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
+});
+
+test("a LoRA adapter is served on its base model; no config copied into it", async () => {
+  const { config, base } = await finishedRun(["--trainer.lora=true"], {
+    "adapter_model.safetensors": "A",
+    "adapter_config.json": "{}",
+  });
+  const w = exportFinalWeights(config);
+  expect(w).toMatchObject({ kind: "lora", loadable: true });
+  expect(existsSync(join(w?.dir as string, "config.json"))).toBe(false);
+  expect(w?.serve).toBe(`vllm serve ${base} --enable-lora --lora-modules air=${w?.dir}`);
+});
+
+test("weights without a config on this machine say what to add; no finished step: nothing", async () => {
+  const { config, base } = await finishedRun([], { "model.safetensors": "W" });
+  rmSync(join(base, "config.json"));
+  const w = exportFinalWeights(config, { HF_HOME: tempDir("hf") });
+  expect(w?.loadable).toBe(false);
+  expect(w?.serve).toContain("config.json and tokenizer files");
+  rmSync(join(config.runDir, "progress.json"));
+  expect(exportFinalWeights(config)).toBeUndefined();
+});
