@@ -8,7 +8,7 @@ import { openStore, readLatestAudits } from "@air/logger-sqlite";
 import { readEvaluationNoise } from "@air/logger-sqlite/read";
 import { scriptedPolicyPlugin } from "@air/policy-scripted";
 import { deltaReward } from "@air/reward-delta";
-import { type AuditReport, auditConfig } from "./run.ts";
+import { AUDIT_CONFIG_DEFAULTS, type AuditReport, auditConfig } from "./run.ts";
 import type { Finding } from "./types.ts";
 
 setDefaultTimeout(240_000);
@@ -30,6 +30,7 @@ async function registry(): Promise<PluginRegistry> {
 async function audit(file: string, repeats = 2): Promise<AuditReport> {
   const config = await loadConfig(join(FIXTURES, file), {
     registry: await registry(),
+    defaults: AUDIT_CONFIG_DEFAULTS,
     overrides: { run: { output_dir: out } },
   });
   return auditConfig(config, { repeats, concurrency: 2, print: () => {}, sink: () => {} });

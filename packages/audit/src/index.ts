@@ -10,7 +10,13 @@ export {
   trivialPlans,
 } from "./probes.ts";
 export { formatTable } from "./report.ts";
-export { AUDIT_SCHEMA_VERSION, type AuditOptions, type AuditReport, auditConfig } from "./run.ts";
+export {
+  AUDIT_CONFIG_DEFAULTS,
+  AUDIT_SCHEMA_VERSION,
+  type AuditOptions,
+  type AuditReport,
+  auditConfig,
+} from "./run.ts";
 export { FORGED } from "./shell.ts";
 export { storeAudit } from "./store.ts";
 export type { Finding, ProbeGroup, ProbeRun, Verdict } from "./types.ts";

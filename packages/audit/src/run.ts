@@ -26,6 +26,14 @@ import { formatTable } from "./report.ts";
 import { storeAudit } from "./store.ts";
 import type { Finding, ProbeRun } from "./types.ts";
 
+/**
+ * Sections the audit fills in when a config leaves them out: it only uses `[env]` (and `[run]`,
+ * `[orchestrator]`); its policy is always the built-in scripted one and it computes no rewards. Pass as
+ * `loadConfig`'s `defaults`.
+ * @example await loadConfig(file, { registry, defaults: AUDIT_CONFIG_DEFAULTS })
+ */
+export const AUDIT_CONFIG_DEFAULTS = { policy: { plugin: "scripted" }, reward: { plugin: "delta" } };
+
 /** Format version of audit.json. */
 export const AUDIT_SCHEMA_VERSION = 1;
 

@@ -18,6 +18,19 @@ describe("checkTasks", () => {
     expect(results.map((r) => r.name)).toContain("local sandbox (bwrap)");
   });
 
+  test("a task that cannot be proxied fails the check (rl refuses it) unless env.allow_forgeable names it", async () => {
+    const base = { mlgym_root: join(FIXTURES, "class-game"), tasks: ["classGame"], runtime: "docker" };
+    const refused = await checkTasks(mlgymConfigSchema.parse(base), "/", "/nonexistent-run-dir");
+    const failed = refused.filter((r) => r.status === "fail");
+    expect(failed.map((r) => r.name)).toEqual(["task classGame: reward integrity"]);
+    expect(failed[0]?.message).toContain("strategy.Player, a class");
+    const allowed = await checkTasks(
+      mlgymConfigSchema.parse({ ...base, allow_forgeable: ["classGame"] }),
+      "/",
+    );
+    expect(allowed.filter((r) => r.status === "fail")).toEqual([]);
+  });
+
   test("data a helper script makes: the exact missing path and the command, then ok once made", async () => {
     const root = mkdtempSync(join(tmpdir(), "air-checks-"));
     try {

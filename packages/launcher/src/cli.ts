@@ -11,9 +11,14 @@ import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 export { EXIT };
 
 /** Loads and validates a config with every built-in plugin and the launcher's own sections. */
-export async function resolveConfig(file: string, overrideArgs: string[]): Promise<RunConfig> {
+export async function resolveConfig(
+  file: string,
+  overrideArgs: string[],
+  defaults: Record<string, unknown> = {},
+): Promise<RunConfig> {
   const config = await loadConfig(file, {
     registry: builtinRegistry(),
+    defaults,
     overrides: parseOverrides(overrideArgs),
     extraSections: LAUNCHER_SECTIONS,
   });

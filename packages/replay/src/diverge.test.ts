@@ -10,8 +10,18 @@ test("firstDivergence: the first differing turn and line, missing and extra turn
     replayed: "Y",
   });
   expect(firstDivergence(["a\nb"], ["a"])).toEqual({ turn: 0, line: 2, stored: "b", replayed: "(end)" });
-  expect(firstDivergence(["a", "b"], ["a"])).toEqual({ turn: 1, line: 1, stored: "b", replayed: "(no turn)" });
-  expect(firstDivergence(["a"], ["a", "c"])).toEqual({ turn: 1, line: 1, stored: "(no turn)", replayed: "c" });
+  expect(firstDivergence(["a", "b"], ["a"])).toEqual({
+    turn: 1,
+    line: 1,
+    stored: "b",
+    replayed: "(no turn)",
+  });
+  expect(firstDivergence(["a"], ["a", "c"])).toEqual({
+    turn: 1,
+    line: 1,
+    stored: "(no turn)",
+    replayed: "c",
+  });
   expect(firstDivergence(["x".repeat(500)], ["y"])?.stored).toHaveLength(201);
 });
 

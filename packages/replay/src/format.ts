@@ -18,7 +18,7 @@ export function formatReplay(r: ReplayReport): string {
   ];
   if (r.parseErrorTurns.length > 0)
     lines.push(
-      `turns ${r.parseErrorTurns.join(", ")} had a parse error when stored: their completion text was replayed as the command`,
+      `turns ${r.parseErrorTurns.join(", ")} had a parse error when stored: replayed as the same reply and parse error`,
     );
   for (const run of r.runs) {
     const head = `  #${run.index + 1}: final ${num(run.finalScore)} (${run.stopReason})`;

@@ -55,7 +55,7 @@ export interface ReplayReport {
   reproduced: number;
   /** Replays whose observations all match the stored ones. */
   identical: number;
-  /** Turns whose stored command was a parse error: the completion text was replayed instead. */
+  /** Turns stored with a parse error: replayed as the same reply with the same parse error. */
   parseErrorTurns: number[];
   replayDir: string;
   durationMs: number;
@@ -139,7 +139,7 @@ export async function replayTrajectory(
       const release = await semaphore.acquire();
       try {
         const id = `replay-${slug(target.rolloutId)}-${index}`;
-        const policy = await host.create(
+        const scripted = await host.create(
           {
             kind: "policy",
             path: "policy",
@@ -149,6 +149,17 @@ export async function replayTrajectory(
           },
           `scripted:${id}`,
         );
+        // A turn stored with a parse error is replayed as one: its reply and error, so the env answers as it did.
+        const policy = {
+          ...scripted,
+          generate: async (request: Parameters<typeof scripted.generate>[0]) => {
+            const generation = await scripted.generate(request);
+            const stored = target.steps[request.turnIndex];
+            return stored?.parseError
+              ? { ...generation, action: { text: stored.completion, parseError: stored.parseError } }
+              : generation;
+          },
+        };
         const deps = attemptDeps(
           { env, policy, rewards: [], names: { env: envDefinition.name, policy: "scripted" } },
           { bus: host.bus, log, signal: host.signal, pending: host.pending, orchestrator },

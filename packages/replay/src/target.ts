@@ -27,8 +27,10 @@ export interface SavedRunConfig {
 
 /** One stored turn as a replay needs it: the command the policy sent and what came back. */
 export interface ReplayStep {
-  /** The command replayed (the stored command, else the completion text of a turn that had a parse error). */
+  /** The command replayed (the stored command; for a turn with a parse error its completion text). */
   command: string;
+  /** The stored reply: a turn with a parse error is replayed as this reply with the same parse error. */
+  completion: string;
   observation: string;
   scores: Record<string, number> | null;
   parseError: string | null;
@@ -57,6 +59,7 @@ function storePath(runDir: string, saved: SavedRunConfig): string {
 function step(t: StoredTurn): ReplayStep {
   return {
     command: t.command ?? t.completion,
+    completion: t.completion,
     observation: t.observation,
     scores: t.scores,
     parseError: t.parseError,

@@ -19,7 +19,7 @@ describe("forgeable tasks", () => {
     expect(proxyProblem(task)).toContain("evaluate.py imports strategy.Player, a class");
     expect(guarded(task)).toBe(false);
     const [refused] = forgeChecks([{ name: "classGame", task }], []);
-    expect(refused).toMatchObject({ status: "fail", name: "task classGame: forgeable" });
+    expect(refused).toMatchObject({ status: "fail", name: "task classGame: reward integrity" });
     expect(refused?.message).toContain("env.allow_forgeable");
     expect(forgeChecks([{ name: "classGame", task }], ["classGame"])[0]?.status).toBe("ok");
   });

@@ -80,7 +80,7 @@ export function allowed(allow: string[], name: string, task: Task): boolean {
  * Checks that keep `rl` off forgeable tasks: a task whose evaluation cannot be proxied, or whose latest audit in
  * the run's store (`<run dir>/air.db`, written by `bun run audit` with the same config) has a critical finding,
  * fails unless `env.allow_forgeable` names it.
- * @example forgeChecks([{ name: "blotto", task }], [], "/runs/x") // [{ name: "task blotto: forgeable", status: "ok", … }]
+ * @example forgeChecks([{ name: "blotto", task }], [], "/runs/x") // [{ name: "task blotto: reward integrity", status: "ok", … }]
  */
 export function forgeChecks(
   tasks: { name: string; task: Task }[],
@@ -98,7 +98,7 @@ export function forgeChecks(
     }
   }
   return tasks.map(({ name, task }) => {
-    const label = `task ${name}: forgeable`;
+    const label = `task ${name}: reward integrity`;
     const critical = audits.filter((a) => (a.task === task.id || a.task === name) && a.critical);
     const problem = proxyProblem(task);
     const why = [

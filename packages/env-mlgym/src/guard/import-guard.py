@@ -19,12 +19,36 @@ import types
 
 GUARD_EXIT = 86
 MAX_MESSAGE = 64 << 20
-PLAIN = (type(None), bool, int, float, complex, str, bytes)
 FAST = {type(None), bool, int, float, str}
 
-HOST = r'''
+PLAIN_SOURCE = r'''
+PLAIN = {type(None), bool, int, float, complex, str, bytes}
+
+def plain(value, depth=0):
+    """`value` as exact builtin types (marshal writes any buffer, a numpy scalar or array, as bytes: never let
+    it); numpy scalars become Python numbers; anything else raises ValueError naming its type."""
+    if depth > 100:
+        raise ValueError("data nested too deeply")
+    t = type(value)
+    if t in PLAIN:
+        return value
+    if t is list or t is tuple or t is set or t is frozenset:
+        return t(plain(v, depth + 1) for v in value)
+    if t is dict:
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+    if t.__module__ == "numpy" and getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return plain(value.item(), depth + 1)
+    for base in (bool, int, float, complex, str, bytes, list, tuple, set, frozenset, dict):
+        if isinstance(value, base):
+            return plain(base(value), depth + 1)
+    raise ValueError(f"a {t.__module__}.{t.__qualname__}")
+'''
+exec(PLAIN_SOURCE)
+
+HOST = PLAIN_SOURCE + r'''
 import ctypes, marshal, os, sys, traceback, types
 MAX_MESSAGE = 64 << 20
+FAST = {type(None), bool, int, float, str}
 rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
 
 buffer = bytearray()
@@ -103,26 +127,8 @@ class Finder:
         module.__file__ = filename
         exec(compile(source, filename, "exec"), module.__dict__)
 
-def plain(value, depth=0):
-    if depth > 100:
-        raise ValueError("nested too deeply")
-    if isinstance(value, (type(None), bool, int, float, complex, str, bytes)):
-        return value
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return type(value)(plain(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
-    item = getattr(value, "item", None)
-    if type(value).__module__ == "numpy" and callable(item) and getattr(value, "ndim", 1) == 0:
-        return item()
-    raise ValueError(f"a {type(value).__module__}.{type(value).__qualname__}")
-
 def crossing(value):
-    try:
-        marshal.dumps(value)
-        return value
-    except ValueError:
-        return plain(value)
+    return plain(value)
 
 def describe(module):
     exports = {}
@@ -164,10 +170,7 @@ def main():
                 send(error_reply(error))
                 continue
             try:
-                try:
-                    send(("ok", result))
-                except ValueError:
-                    send(("ok", plain(result)))
+                send(("ok", result if type(result) in FAST else plain(result)))
             except ValueError as error:
                 send(("uncrossable", f"{module}.{name} returned {error}, which cannot cross to the evaluation"))
 
@@ -191,7 +194,7 @@ def checked(value, depth=0):
     """`value` when it holds only plain data (a reply is the agent's: marshal may build code objects)."""
     if depth > 100:
         raise ValueError("nested too deeply")
-    if isinstance(value, PLAIN):
+    if type(value) in PLAIN:
         return value
     if type(value) in (list, tuple, set, frozenset):
         for v in value:
@@ -321,7 +324,11 @@ def raise_from(reply, where):
     error_type = getattr(builtins, kind, None)
     if not (isinstance(error_type, type) and issubclass(error_type, Exception)) or error_type is SystemExit:
         error_type = RuntimeError
-    text = f"{message} (raised in {where}, run by air in a separate process)\n{trace}"
+    # The message is the agent's text: one line, no braces, so an evaluator that prints it cannot print a
+    # metrics JSON line; the host's traceback goes to stderr, which is never read for scores.
+    os.write(2, f"air: traceback of {where} in the agent's process:\n{trace}\n".encode(errors="replace"))
+    clean = " ".join(message.split()).translate(str.maketrans("{}", "()"))[:500]
+    text = f"{clean} (raised in {where}, run by air in a separate process)"
     try:
         error = error_type(text)
     except Exception:
@@ -409,6 +416,10 @@ def proxy(host, module, name):
     where = f"{module}.{name}"
 
     def call(*args, **kwargs):
+        try:
+            args, kwargs = plain(args), plain(kwargs)
+        except ValueError as error:
+            fail(f"{where}() was called with {error}, which cannot cross to the agent's module")
         reply = host.ask(("call", module, name, args, kwargs), f"{where}()")
         if reply[0] == "ok" and len(reply) == 2:
             return reply[1]

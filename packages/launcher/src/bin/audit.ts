@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { auditConfig } from "@air/audit";
+import { AUDIT_CONFIG_DEFAULTS, auditConfig } from "@air/audit";
 import { errorMessage } from "@air/core";
 import { EXIT, reportConfigError, resolveConfig } from "../cli.ts";
 
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let config: Awaited<ReturnType<typeof resolveConfig>>;
   try {
-    config = await resolveConfig(file, rest);
+    config = await resolveConfig(file, rest, AUDIT_CONFIG_DEFAULTS);
   } catch (error) {
     return reportConfigError(error);
   }

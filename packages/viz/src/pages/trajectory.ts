@@ -21,8 +21,11 @@ export function turnView(turn: StoredTurn, compact = false, forked = false): Htm
     turn.toolError && html`<div class="error">tool error: ${turn.toolError}</div>`,
     turn.evaluationError && html`<div class="error">evaluation error: ${turn.evaluationError}</div>`,
   ].filter(Boolean);
+  const tamper = parseJson<{ tamper?: unknown }>(turn.infoJson, {}).tamper;
+  const flags = Array.isArray(tamper) ? tamper.map(String) : [];
+  if (flags.length > 0) errors.push(html`<div class="error tamper">tamper: ${flags.join(", ")}</div>`);
   const rewritten = turn.idx > 0 && turn.promptBase === 0;
-  return html`<section class="turn${turn.scores ? " scored" : ""}" data-turn="${turn.idx}">
+  return html`<section class="turn${turn.scores ? " scored" : ""}${flags.length > 0 ? " tampered" : ""}" data-turn="${turn.idx}">
     <h3>turn ${turn.idx}${turn.stepKind ? html` · <span class="kind">${turn.stepKind}</span>` : ""}
       <span class="reward">reward ${num(turn.reward, 4)}</span></h3>
     <div class="meta">scores ${kv(turn.scores)} · breakdown ${kv(turn.rewardBreakdown)} · tokens
