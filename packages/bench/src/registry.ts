@@ -7,6 +7,8 @@ import { localBenchmark } from "./benchmarks/local.ts";
 import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
 import { quickstartBenchmark } from "./benchmarks/quickstart.ts";
+import { scaleBenchmark } from "./benchmarks/scale.ts";
+import { scaleStoreBenchmark } from "./benchmarks/scale-store.ts";
 import { storeBenchmark } from "./benchmarks/store.ts";
 import { treeBenchmark } from "./benchmarks/tree.ts";
 import type { BenchReport } from "./report.ts";
@@ -23,6 +25,8 @@ export const BENCHMARKS = {
   tree: treeBenchmark,
   audit: auditBenchmark,
   hosts: hostsBenchmark,
+  scale: scaleBenchmark,
+  "scale-store": scaleStoreBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
