@@ -8,6 +8,8 @@ import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
 import { quickstartBenchmark } from "./benchmarks/quickstart.ts";
 import { sandboxBenchmark } from "./benchmarks/sandbox.ts";
+import { scaleBenchmark } from "./benchmarks/scale.ts";
+import { scaleStoreBenchmark } from "./benchmarks/scale-store.ts";
 import { storeBenchmark } from "./benchmarks/store.ts";
 import { treeBenchmark } from "./benchmarks/tree.ts";
 import type { BenchReport } from "./report.ts";
@@ -25,6 +27,8 @@ export const BENCHMARKS = {
   audit: auditBenchmark,
   hosts: hostsBenchmark,
   sandbox: sandboxBenchmark,
+  scale: scaleBenchmark,
+  "scale-store": scaleStoreBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

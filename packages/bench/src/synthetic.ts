@@ -17,12 +17,23 @@ export function syntheticTrajectories(options: {
   turns: number;
   step: number;
   offset?: number;
+  /** Each turn's observation and reply (default ~1 KB of training log, a ~130-character reply). */
+  observation?: string;
+  completion?: string;
+  /** Prompt tokens of turn i (default 500); the ids are views of one shared buffer. */
+  promptTokens?: (turn: number) => number;
 }): Trajectory[] {
+  const observation = options.observation ?? OBSERVATION;
+  const completion = options.completion ?? COMPLETION;
   const initial: Message[] = [
     { role: "system", content: "You are an autonomous ML research agent working in a Linux shell." },
     { role: "user", content: TASK },
   ];
   const promptIds = Array.from({ length: 500 }, (_, i) => (i * 7919) % 32000);
+  const sized = options.promptTokens;
+  const shared = sized
+    ? Int32Array.from({ length: sized(options.turns - 1) }, (_, i) => (i * 7919) % 32000)
+    : undefined;
   const completionIds = Array.from({ length: 40 }, (_, i) => (i * 104729) % 32000);
   const logprobs = completionIds.map((id) => -((id % 13) / 10) - 0.05);
   const out: Trajectory[] = [];
@@ -35,13 +46,13 @@ export function syntheticTrajectories(options: {
       turns.push({
         index: i,
         promptMessages: [...messages],
-        completionText: COMPLETION,
-        promptTokenIds: promptIds,
+        completionText: completion,
+        promptTokenIds: shared && sized ? shared.subarray(0, sized(i)) : promptIds,
         completionTokenIds: completionIds,
         completionLogprobs: logprobs,
         finishReason: "stop",
-        action: { text: COMPLETION, command: "python train.py --model gbm" },
-        observation: OBSERVATION,
+        action: { text: completion, command: "python train.py --model gbm" },
+        observation,
         policyVersion: options.step,
         temperature: 1,
         scores: last ? { accuracy: 0.8 + (n % 10) / 100 } : undefined,
@@ -49,7 +60,7 @@ export function syntheticTrajectories(options: {
         reward: last ? (n % 10) / 10 : 0,
         timing: { generateMs: 400, envMs: 100 },
       });
-      messages.push({ role: "assistant", content: COMPLETION }, { role: "user", content: OBSERVATION });
+      messages.push({ role: "assistant", content: completion }, { role: "user", content: observation });
     }
     const now = Date.now();
     out.push({

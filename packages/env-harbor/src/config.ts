@@ -71,6 +71,30 @@ export const harborConfigSchema = z
     docker: z
       .object({
         pids_limit: z.number().int().positive().default(1024),
+        hosts: z
+          .array(
+            z
+              .object({
+                url: z
+                  .string()
+                  .regex(
+                    /^(unix|tcp|ssh):\/\/./,
+                    "expected unix:///path, tcp://host:port or ssh://user@host",
+                  ),
+                name: z.string().optional().describe("short name in logs (default: the URL)"),
+                tls: z
+                  .object({ ca: z.string(), cert: z.string(), key: z.string() })
+                  .strict()
+                  .optional()
+                  .describe("client TLS files (PEM) for tcp://, relative to the TOML file"),
+                sandboxes: z.number().int().positive().describe("rollouts on this host at once"),
+              })
+              .strict(),
+          )
+          .default([])
+          .describe(
+            "Docker hosts rollouts are spread over (each task's image is built on every one); empty: the local engine",
+          ),
         storage_check: z
           .boolean()
           .default(true)

@@ -95,6 +95,11 @@ export class DockerHarborRuntime implements HarborRuntime {
     return sandbox;
   }
 
+  /** Sandboxes open now (for placement over several hosts). */
+  get openCount(): number {
+    return this.open_.size;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.open_].map((s) => s.close()));
   }

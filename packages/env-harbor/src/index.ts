@@ -1,7 +1,8 @@
 export { type HarborConfig, harborConfigSchema } from "./config.ts";
+export { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
 export { DockerHarborRuntime } from "./docker-runtime.ts";
 export { ensureImage, imageFor, mapBaseImages } from "./image.ts";
-export { harborLaunch, harborPreflight } from "./launch.ts";
+export { baseImagesOf, harborLaunch, harborPreflight } from "./launch.ts";
 export { localPlan } from "./local-plan.ts";
 export { LocalHarborRuntime } from "./local-runtime.ts";
 export { createHarborEnvironment, harborPlugin } from "./plugin.ts";

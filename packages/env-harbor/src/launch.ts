@@ -4,6 +4,7 @@ import type { CheckResult, LaunchHooks } from "@air/core";
 import { dockerReachable } from "@air/sandbox";
 import TOML from "@iarna/toml";
 import type { HarborConfig } from "./config.ts";
+import { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
 import { DockerHarborRuntime } from "./docker-runtime.ts";
 import { localPlan } from "./local-plan.ts";
 import { HarborTaskError } from "./task.ts";
@@ -34,17 +35,21 @@ export async function harborPreflight(
     status: bad,
     message: e.message,
   }));
-  if (config.runtime === "docker" && !(await dockerReachable(undefined, 5000)))
+  const hosts = config.docker.hosts.length > 0;
+  if (config.runtime === "docker" && !hosts && !(await dockerReachable(undefined, 5000)))
     return [...out, { name: "harbor docker", status: "fail", message: "no docker engine answers" }];
+  const options = {
+    runName: ctx.runDir,
+    baseImages: config.base_images,
+    allowInternet: false,
+    pidsLimit: 16,
+  };
   const runtime =
-    config.runtime === "docker"
-      ? new DockerHarborRuntime({
-          runName: ctx.runDir,
-          baseImages: config.base_images,
-          allowInternet: false,
-          pidsLimit: 16,
-        })
-      : undefined;
+    config.runtime !== "docker"
+      ? undefined
+      : hosts
+        ? new DockerHostsHarborRuntime(harborHostSpecs(config, ctx.configDir), options)
+        : new DockerHarborRuntime(options);
   for (const task of set.tasks.values()) {
     const name = `harbor task ${task.name}`;
     try {
@@ -113,6 +118,14 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
 /** What the harbor env asks of the launcher: its preflight checks, and (docker) the base images its tasks start from. */
 export const harborLaunch: LaunchHooks<HarborConfig> = {
   preflight: harborPreflight,
-  needs: (config, ctx) =>
-    config.runtime === "docker" ? { dockerImages: baseImagesOf(config, ctx.configDir) } : {},
+  needs: (config, ctx) => {
+    if (config.runtime !== "docker") return {};
+    if (config.docker.hosts.length === 0) return { dockerImages: baseImagesOf(config, ctx.configDir) };
+    // with hosts, the preflight builds every image on every host (from base images that must be there)
+    return {
+      dockerHosts: harborHostSpecs(config, ctx.configDir).map(({ url, tls }) =>
+        tls ? { url, tls } : { url },
+      ),
+    };
+  },
 };

@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
 import { dockerReachable } from "@air/sandbox";
 import { type HarborConfig, harborConfigSchema } from "./config.ts";
+import { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
 import { DockerHarborRuntime } from "./docker-runtime.ts";
 import { harborLaunch } from "./launch.ts";
 import { LocalHarborRuntime } from "./local-runtime.ts";
@@ -20,6 +21,15 @@ function makeRuntime(config: HarborConfig, ctx: PluginContext): HarborRuntime {
       maxProcesses: config.local.max_processes,
       baseImages: config.base_images,
     });
+  const options = {
+    runName: ctx.runDir,
+    baseImages: config.base_images,
+    allowInternet: config.allow_internet,
+    pidsLimit: config.docker.pids_limit,
+    onState,
+  };
+  if (config.docker.hosts.length > 0)
+    return new DockerHostsHarborRuntime(harborHostSpecs(config, ctx.configDir), options);
   return new DockerHarborRuntime({
     runName: ctx.runDir,
     baseImages: config.base_images,
@@ -49,7 +59,11 @@ export async function createHarborEnvironment(
   });
   for (const skipped of set.skipped)
     ctx.log.warn(`harbor: left out (skip_invalid_tasks): ${skipped.message}`);
-  if (config.runtime === "docker" && !(await dockerReachable(undefined, 5000)))
+  if (
+    config.runtime === "docker" &&
+    config.docker.hosts.length === 0 &&
+    !(await dockerReachable(undefined, 5000))
+  )
     throw new AirError(
       "ENV_FAILED",
       'no docker engine answers (start one with `bash scripts/ensure-docker`, or set env.runtime = "local")',

@@ -21,7 +21,7 @@ export class HarborTaskError extends Error {
   constructor(
     readonly folder: string,
     readonly file: string,
-    why: string,
+    readonly why: string,
   ) {
     super(`harbor task ${folder}: ${file}: ${why}`);
     this.name = "HarborTaskError";

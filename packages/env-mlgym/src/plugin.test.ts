@@ -64,7 +64,9 @@ describe("mlgym plugin", () => {
         priorityMetric: "r2",
         directions: { r2: "maximize", rmse: "minimize" },
         baseline: { r2: 0.6384379474104775, rmse: 248.82674457793664 },
+        ranges: {},
       });
+      expect(train[2]?.score?.ranges).toEqual({ Score: { min: -1, max: 1 } });
       expect((await env.examples("eval")).map((e) => e.task)).toEqual(["rpsTournament", "rpsTournament"]);
     } finally {
       await env.close?.();

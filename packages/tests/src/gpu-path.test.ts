@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -35,6 +36,18 @@ afterEach(async () => {
   current = {};
 });
 
+/** A free port whose successor is free too (the ZMQ transport binds port and port + 1). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = await new Promise<boolean>((done) => {
+      const s = createServer().once("error", () => done(false));
+      s.listen(port + 1, "127.0.0.1", () => s.close(() => done(true)));
+    });
+    if (next && port < 65534) return port;
+  }
+}
+
 interface Case {
   config: string;
   runName: string;
@@ -51,11 +64,19 @@ async function runConfig(
   const out = mkdtempSync(join(tmpdir(), "air-gpu-path-"));
   const runDir = join(out, c.runName);
   current = { out, runDir };
+  const zmqPort = await freePortPair();
+  const other = async (not: number[]): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!not.includes(port)) return port;
+    }
+  };
+  const port = await other([zmqPort, zmqPort + 1]);
   const o: CpuRun = {
     out,
-    port: await freePort(),
-    masterPort: await freePort(),
-    zmqPort: await freePort(),
+    port,
+    masterPort: await other([zmqPort, zmqPort + 1, port]),
+    zmqPort,
     ranks: c.ranks,
     mlgym: c.mlgym,
     transport: c.transport,

@@ -198,8 +198,9 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
       });
       let last = "";
       let quietMs = 0;
+      const tally = { trajectories: 0, lastId: 0 };
       while (!closed) {
-        const status = runStatus(db, r.id);
+        const status = runStatus(db, r.id, Date.now(), tally);
         if (status && status.version !== last) {
           last = status.version;
           quietMs = 0;

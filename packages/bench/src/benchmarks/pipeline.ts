@@ -155,7 +155,7 @@ function pipelineReport(rows: Map<string, Row[]>, options: BenchOptions): BenchR
       `orchestrator CPU ≤ 1 ms per turn (at 256 in flight): **${fmt(cpu)} ms** — ${cpu <= 1 ? "met" : "missed"}`,
     ],
     notes: [
-      `Setup: the real loop (\`startRun\`: scheduler, \`openai\` policy through the \`openai\` SDK, grpo, branching, ` +
+      `Setup: the real loop (\`startRun\`: scheduler, \`openai\` policy (its own fetch-based chat-completions client), grpo, branching, ` +
         `trainer \`none\`, no logger except in the "+ sqlite logger" row, which records the run into a ` +
         `temp air.db as a real run does) against a simulated vLLM server in its own process (real HTTP on 127.0.0.1, ` +
         `vLLM's token-id fields, ${LLM.dist} latency median ${LLM.median_ms} ms, σ ${LLM.spread}, mean ` +
@@ -189,7 +189,7 @@ function limitsNote(rows: Map<string, Row[]>): string {
   if (!defaultLabel || !raisedLabel) return "";
   const ratio = (r: Row) => r.throughput / r.bound;
   return (
-    `What limits 1024 in flight: Bun's \`fetch\` (which the \`openai\` SDK uses) sends at most 256 requests at ` +
+    `What limits 1024 in flight: Bun's \`fetch\` (which the policy uses) sends at most 256 requests at ` +
     `once per process unless \`BUN_CONFIG_MAX_HTTP_REQUESTS\` is raised; the rest wait inside fetch, which shows ` +
     `as generate overhead (${fmt(median(defaultLabel, (r) => r.generateOverheadMs))} ms/turn) and a server peak ` +
     `of ${fmt(median(defaultLabel, (r) => r.serverPeakInFlight))} requests in flight, while the orchestrator ` +
@@ -199,9 +199,9 @@ function limitsNote(rows: Map<string, Row[]>): string {
     `core). Measured side by side with the limit raised to ${RAISED}: ratio ` +
     `${fmt(median(raisedLabel, ratio))} vs ${fmt(median(defaultLabel, ratio))}. What closes it: start the ` +
     `orchestrator's process with BUN_CONFIG_MAX_HTTP_REQUESTS ≥ max_concurrent_rollouts in its environment — ` +
-    `Bun reads it at process start (tried: assigning process.env at run time leaves the limit at 256), so the ` +
-    `\`rl\`/\`eval\` scripts or the launcher (re-spawning itself) must set it — and raise the policy's ` +
-    `max_concurrent_requests (default 64) with it. With the limit raised, the ` +
+    `Bun reads it at process start, so the launcher re-spawns itself with it raised when the run needs more ` +
+    `(packages/launcher/src/respawn.ts) — and raise the policy's max_concurrent_requests (default 64) with ` +
+    `max_concurrent_rollouts. With the limit raised, the ` +
     `orchestrator needs ${fmt(median(raisedLabel, (r) => r.cpuMsPerTurn))} ms CPU per turn, i.e. ` +
     `${fmt((median(raisedLabel, (r) => r.cpuMsPerTurn) * median(raisedLabel, (r) => r.bound)) / 1000)} core at the ` +
     `bound, plus ${fmt((median(raisedLabel, (r) => r.serverCpuMsPerTurn) * median(raisedLabel, (r) => r.bound)) / 1000)} ` +
@@ -218,14 +218,11 @@ function profileNote(rows: Map<string, Row[]>): string {
   const cpu = (label: string) => fmt(median(label, (r) => r.cpuMsPerTurn));
   const corePct = fmt((median("16", (r) => r.cpuMsPerTurn) * median("16", (r) => r.throughput)) / 10);
   return (
-    "Where the orchestrator's CPU goes (a `bun --cpu-prof` profile of a 16- and a 256-in-flight worker, taken " +
-    "while writing this benchmark): the `openai` SDK's request path including Bun's `fetch` is ~74% (16) and " +
-    "~58% (256) of the worker's CPU (fetch alone 37% / 22%, then request building, header handling, response " +
-    "parsing), the MLGym command parser ~5%, the loop itself (orchestrator, rollout, batch building, " +
-    `pending-work tracking, events) ~15–30%. Per-turn CPU falls as concurrency rises (${cpu("16")} ms at 16, ` +
-    `${cpu("64")} at 64, ${cpu("256")} at 256 in flight), probably because fixed per-wake-up costs of the ` +
-    "event loop and the HTTP client are shared by more turns; at 16 in flight the whole loop uses " +
-    `${corePct}% of one core, so it limits nothing. What would lower it further: a thin fetch-based ` +
-    "chat-completions client in the policy instead of the SDK."
+    `Per-turn CPU falls as concurrency rises (${cpu("16")} ms at 16, ${cpu("64")} at 64, ${cpu("256")} at 256 in ` +
+    "flight): fixed per-wake-up costs of the event loop and the HTTP client are shared by more turns; at 16 in " +
+    `flight the whole loop uses ${corePct}% of one core, so it limits nothing. Where a turn's CPU goes (a ` +
+    "`bun --cpu-prof` profile of a long-context worker, benchmark 11): Bun's `fetch` and `JSON.parse` of the " +
+    "answer (vLLM returns every prompt token id each turn) are most of it; the loop, the MLGym command parser " +
+    "and the sqlite logger's rows a few percent each."
   );
 }

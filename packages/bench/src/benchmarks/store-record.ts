@@ -10,8 +10,21 @@ export const TURNS = 5;
 /** Trajectories per synthetic step. */
 export const PER_STEP = 64;
 
+/** The synthetic rollouts of a step (default: PER_STEP trajectories of TURNS short turns). */
+export interface StepShape {
+  perStep: number;
+  turns: number;
+  observation?: string;
+  completion?: string;
+  promptTokens?: (turn: number) => number;
+}
+
 /** Records `steps` steps of synthetic rollouts through the sqlite logger's recorder on a real bus. */
-export async function recordSteps(dbPath: string, steps: number): Promise<Recorded> {
+export async function recordSteps(
+  dbPath: string,
+  steps: number,
+  shape: StepShape = { perStep: PER_STEP, turns: TURNS },
+): Promise<Recorded> {
   const recorder = new RunRecorder(openStore(dbPath), { flushRows: 500, flushMs: 250 }, { name: "bench" });
   const writer = recorder.writer;
   const flush = writer.flush.bind(writer);
@@ -29,10 +42,10 @@ export async function recordSteps(dbPath: string, steps: number): Promise<Record
   try {
     for (let step = 0; step < steps; step++) {
       const trajectories = syntheticTrajectories({
-        count: PER_STEP,
-        turns: TURNS,
+        ...shape,
+        count: shape.perStep,
         step,
-        offset: step * PER_STEP,
+        offset: step * shape.perStep,
       });
       const batch = syntheticBatch(step, trajectories);
       const t0 = performance.now();

@@ -5,6 +5,15 @@ import { latencySampler, latencySpec } from "./latency.ts";
 
 const OBSERVATION = "total 12\ndrwxr-xr-x 2 agent agent 4096 .\n-rw-r--r-- 1 agent agent 5120 train.csv\n";
 
+const LOG_LINE = "epoch 3 | step 120/400 | loss 0.4127 | val_loss 0.4419 | lr 2.0e-04 | 1.92 it/s\n";
+
+/** An observation of `chars` characters: a listing, then training-log lines (what a long command prints). */
+function observationOf(chars: number | undefined): string {
+  if (chars === undefined) return OBSERVATION;
+  const body = OBSERVATION + LOG_LINE.repeat(Math.ceil(chars / LOG_LINE.length));
+  return body.slice(0, chars);
+}
+
 /**
  * An environment whose steps take a latency drawn from `step_latency` and never end the episode (rollouts
  * run `max_turns` turns). Stands in for MLGym containers when the orchestrator itself is measured.
@@ -22,6 +31,12 @@ export const simEnv = definePlugin({
       step_latency: latencySpec.describe("time one env step takes"),
       examples: z.number().int().positive().default(64).describe("distinct train examples"),
       task_chars: z.number().int().positive().default(1500).describe("length of the task prompt"),
+      observation_chars: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("length of each observation (default: a short `ls -l` listing)"),
     })
     .strict(),
   create(config, ctx) {
@@ -29,6 +44,7 @@ export const simEnv = definePlugin({
     const task = "Improve the baseline model's score on the held-out split. ".repeat(
       Math.ceil(config.task_chars / 59),
     );
+    const observation = observationOf(config.observation_chars);
     const examples: Example[] = Array.from({ length: config.examples }, (_, i) => ({
       id: `ex${i}`,
       task: "sim",
@@ -42,7 +58,7 @@ export const simEnv = definePlugin({
         ],
         step: async () => {
           await sleep(next(), ctx.signal);
-          return { observation: OBSERVATION, done: false, kind: "command" };
+          return { observation, done: false, kind: "command" };
         },
         close: async () => {},
       }),

@@ -30,7 +30,10 @@ export function simRegistry(): PluginRegistry {
   const registry = new PluginRegistry({
     policy: { openai: builtin("@air/policy-openai") },
     advantage: { grpo: builtin("@air/advantage-grpo") },
-    strategy: { branching: builtin("@air/strategies", "branching") },
+    strategy: {
+      branching: builtin("@air/strategies", "branching"),
+      interleaved: builtin("@air/strategies", "interleaved"),
+    },
     trainer: { none: builtin("@air/trainer-none") },
     logger: { sqlite: builtin("@air/logger-sqlite") },
   });
@@ -40,7 +43,8 @@ export function simRegistry(): PluginRegistry {
 
 /** What a simulated run needs. */
 export interface SimRunOptions {
-  baseUrl: string;
+  /** One server, or several (`policy.base_url` as a list). */
+  baseUrl: string | string[];
   inFlight: number;
   batchSize: number;
   rolloutsPerExample: number;
@@ -55,6 +59,14 @@ export interface SimRunOptions {
   /** Record the run with the sqlite logger (into the temp run dir). */
   sqliteLogger?: boolean;
   hooks?: Partial<EventHandlers>;
+  /** sim-env's observation length (default: its short listing). */
+  observationChars?: number;
+  /** sim-env's task prompt length (default 1500). */
+  taskChars?: number;
+  /** The policy's `history.last_observations` (default: the policy's, MLGym's 5; 0 keeps every observation). */
+  lastObservations?: number;
+  /** Strategy plugin (default "branching"). */
+  strategy?: "branching" | "interleaved";
 }
 
 function toml(o: SimRunOptions): string {
@@ -79,6 +91,8 @@ function toml(o: SimRunOptions): string {
     "[env]",
     `plugin = "sim-env"`,
     `step_latency = ${latency}`,
+    ...(o.observationChars === undefined ? [] : [`observation_chars = ${o.observationChars}`]),
+    ...(o.taskChars === undefined ? [] : [`task_chars = ${o.taskChars}`]),
     "[policy]",
     `plugin = "openai"`,
     `base_url = ${quote(o.baseUrl)}`,
@@ -86,6 +100,7 @@ function toml(o: SimRunOptions): string {
     `max_concurrent_requests = ${Math.max(o.inFlight, 1)}`,
     "max_model_len = 1000000",
     "max_retries = 0",
+    ...(o.lastObservations === undefined ? [] : [`history = { last_observations = ${o.lastObservations} }`]),
     "[trainer]",
     o.trainerStepMs === undefined
       ? `plugin = "none"`
@@ -93,7 +108,7 @@ function toml(o: SimRunOptions): string {
     "[advantage]",
     `plugin = "grpo"`,
     "[strategy]",
-    `plugin = "branching"`,
+    `plugin = ${quote(o.strategy ?? "branching")}`,
     "[reward]",
     `plugin = "sim-reward"`,
     ...(o.sqliteLogger ? ["[[logger]]", `plugin = "sqlite"`] : []),

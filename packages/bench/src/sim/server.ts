@@ -23,8 +23,14 @@ export interface SimServerStats {
   adminRequests: number;
 }
 
-const REPLY =
-  "DISCUSSION\nI will look at the files in the workspace and then run the baseline to see its score.\n```\nls -la data\n```";
+const DISCUSSION = "I will look at the files in the workspace and then run the baseline to see its score. ";
+const COMMAND = "\n```\nls -la data\n```";
+
+/** The reply: a discussion padded to about `tokens` simulated tokens (4 characters each), then one command. */
+function replyOf(tokens: number): string {
+  const pad = Math.max(0, tokens * 4 - COMMAND.length - "DISCUSSION\n".length);
+  return `DISCUSSION\n${DISCUSSION.repeat(Math.ceil(pad / DISCUSSION.length) + 1).slice(0, pad)}${COMMAND}`;
+}
 
 /**
  * The simulated tokenizer: one token per 4 characters, id from the characters (stable, cheap).
@@ -40,8 +46,25 @@ export function simTokens(text: string): number[] {
   return ids;
 }
 
-function render(messages: Array<{ role: string; content: string }>): string {
-  return `${messages.map((m) => `<|${m.role}|>${m.content}<|end|>`).join("")}<|assistant|>`;
+const ROLE_IDS: Record<string, number> = { system: 32_001, user: 32_002, assistant: 32_003, tool: 32_004 };
+const END_ID = 32_000;
+
+/**
+ * Prompt ids of `messages` as a chat template renders them: per message its role token, its content's
+ * `simTokens`, an end token; then the assistant role token (the generation prompt). Like a real template the
+ * rendering is prefix-consistent: turn k+1's prompt starts with turn k's prompt, its completion ids and the end
+ * token, so a rollout's prompts share their prefix token for token.
+ * @example renderIds([{ role: "user", content: "abcd" }]) // [32002, simTokens("abcd")[0], 32000, 32003]
+ */
+export function renderIds(messages: Array<{ role: string; content: string }>): number[] {
+  const ids: number[] = [];
+  for (const m of messages) {
+    ids.push(ROLE_IDS[m.role] ?? 32_005);
+    for (const id of simTokens(m.content)) ids.push(id);
+    ids.push(END_ID);
+  }
+  ids.push(ROLE_IDS.assistant as number);
+  return ids;
 }
 
 function errorBody(message: string, code: number) {
@@ -66,16 +89,13 @@ export function startSimServer(options: SimServerOptions): {
 } {
   const next = latencySampler(options.latency, options.seed);
   const stats: SimServerStats = { chatRequests: 0, inFlight: 0, peakInFlight: 0, adminRequests: 0 };
-  const replyIds = simTokens(REPLY);
-  let completion = replyIds;
-  while (completion.length < options.completionTokens) completion = completion.concat(replyIds);
-  completion = completion.slice(0, options.completionTokens);
-  const replyText = REPLY;
+  const replyText = replyOf(options.completionTokens);
+  const completion = simTokens(replyText);
 
   const chat = async (body: Record<string, unknown>): Promise<Response> => {
     const messages = (body.messages ?? []) as Array<{ role: string; content: string }>;
-    const prompt = simTokens(render(messages));
-    const maxTokens = Number(body.max_tokens ?? 16);
+    const prompt = renderIds(messages);
+    const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
     if (prompt.length + maxTokens > options.maxModelLen) {
       const msg = `This model's maximum context length is ${options.maxModelLen} tokens. However, you requested ${prompt.length + maxTokens} tokens.`;
       return Response.json(errorBody(msg, 400), { status: 400 });
@@ -86,6 +106,7 @@ export function startSimServer(options: SimServerOptions): {
     try {
       await Bun.sleep(next());
       const ids = completion.slice(0, maxTokens);
+      const text = ids.length < completion.length ? replyText.slice(0, ids.length * 4) : replyText;
       const asIds = body.return_tokens_as_token_ids === true;
       const withIds = body.return_token_ids === true;
       return Response.json({
@@ -96,7 +117,7 @@ export function startSimServer(options: SimServerOptions): {
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: replyText },
+            message: { role: "assistant", content: text },
             logprobs:
               body.logprobs === true
                 ? {
@@ -152,10 +173,9 @@ export function startSimServer(options: SimServerOptions): {
             ],
           });
         case "/tokenize": {
-          const text = Array.isArray(body.messages)
-            ? render(body.messages as never)
-            : String(body.prompt ?? "");
-          const tokens = simTokens(text);
+          const tokens = Array.isArray(body.messages)
+            ? renderIds(body.messages as never)
+            : simTokens(String(body.prompt ?? ""));
           return Response.json({
             count: tokens.length,
             max_model_len: options.maxModelLen,

@@ -3,7 +3,7 @@ import { OpenAIPolicy, openaiPolicyConfig } from "@air/policy-openai";
 import { spawnSimServer } from "../proc.ts";
 import { latencySampler, meanLatencyMs } from "./latency.ts";
 import { runSimulated } from "./run.ts";
-import { simTokens, startSimServer } from "./server.ts";
+import { renderIds, simTokens, startSimServer } from "./server.ts";
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const sim = startSimServer({
@@ -56,7 +56,8 @@ describe("simulated server", () => {
     expect(g.action.command).toBe("ls -la data");
     expect(g.completionTokenIds.length).toBe(12);
     expect(g.completionLogprobs.length).toBe(12);
-    expect(g.promptTokenIds).toEqual(simTokens("<|system|>sys<|end|><|user|>task<|end|><|assistant|>"));
+    expect(g.promptTokenIds).toEqual(renderIds(messages));
+    expect(g.promptTokenIds.slice(0, 3)).toEqual([32_001, ...simTokens("sys"), 32_000]);
     expect(g.finishReason).toBe("stop");
   });
 

@@ -9,6 +9,7 @@ export {
   type RunRecord,
   runStatus,
   STALE_MS,
+  type StatusTally,
 } from "./runs.ts";
 export {
   type EvalRolloutRow,

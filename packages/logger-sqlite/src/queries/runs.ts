@@ -68,11 +68,32 @@ export function getRun(db: StoreDb, runId: number): RunRecord | undefined {
 }
 
 /**
- * A cheap change marker for live polling: last finished step, trajectory and metric counts, the newest turn
- * row and the status as shown (`state`, see `liveStatus`), folded into `version`. Undefined for an unknown run.
- * @example const { version, state } = runStatus(db, 1)!;
+ * What a live stream keeps between polls: the run's trajectory count up to trajectory row `lastId`. With it,
+ * `runStatus` counts only the trajectory rows added since (rows are upserted, never re-inserted, so the count
+ * stays exact): a poll reads O(new rows), not the run.
  */
-export function runStatus(db: StoreDb, runId: number, now = Date.now()) {
+export interface StatusTally {
+  trajectories: number;
+  lastId: number;
+}
+
+/** Counts the run's trajectory rows after `tally.lastId` into `tally`. */
+function countNewTrajectories(db: StoreDb, runId: number, tally: StatusTally): number {
+  const [row] = db.all<{ n: number; last: number | null }>(
+    sql`SELECT count(*) AS n, max(id) AS last FROM ${trajectories} WHERE id > ${tally.lastId} AND run_id = ${runId}`,
+  );
+  tally.trajectories += row?.n ?? 0;
+  tally.lastId = Math.max(tally.lastId, row?.last ?? 0);
+  return tally.trajectories;
+}
+
+/**
+ * A cheap change marker for live polling: last finished step, the trajectory count, the newest metric and turn
+ * rows and the status as shown (`state`, see `liveStatus`), folded into `version`. Undefined for an unknown run.
+ * Pass the same `tally` on every poll of a live stream so each poll reads only new trajectory rows.
+ * @example const tally = { trajectories: 0, lastId: 0 }; const { version, state } = runStatus(db, 1, Date.now(), tally)!;
+ */
+export function runStatus(db: StoreDb, runId: number, now = Date.now(), tally?: StatusTally) {
   const lastStep = db
     .select({ step: max(steps.step) })
     .from(steps)
@@ -80,8 +101,8 @@ export function runStatus(db: StoreDb, runId: number, now = Date.now()) {
   const row = db
     .select({
       lastStep: scalar<number | null>(lastStep),
-      trajectories: db.$count(trajectories, eq(trajectories.runId, runId)),
-      metrics: db.$count(metrics, eq(metrics.runId, runId)),
+      trajectories: tally ? sql<number>`0` : db.$count(trajectories, eq(trajectories.runId, runId)),
+      metrics: sql<number | null>`(SELECT max(rowid) FROM ${metrics})`,
       turns: sql<number | null>`(SELECT max(rowid) FROM ${turns})`,
       status: runs.status,
       heartbeatAt: runs.heartbeatAt,
@@ -93,10 +114,11 @@ export function runStatus(db: StoreDb, runId: number, now = Date.now()) {
     .get();
   if (!row) return undefined;
   const state = liveStatus(row, now);
+  const count = tally ? countNewTrajectories(db, runId, tally) : row.trajectories;
   return {
     lastStep: row.lastStep,
-    trajectories: row.trajectories,
-    version: `${row.lastStep}:${row.trajectories}:${row.metrics}:${row.turns}:${state}:${row.resumes}`,
+    trajectories: count,
+    version: `${row.lastStep}:${count}:${row.metrics}:${row.turns}:${state}:${row.resumes}`,
     status: row.status,
     state,
     heartbeatAt: row.heartbeatAt,

@@ -228,10 +228,16 @@ def make_handler(state):
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a policy opening hundreds of connections at once (max_concurrent
+    # rollouts 1024) got "connection refused" by the hundred; vLLM's server takes them.
+    request_queue_size = 4096
+
+
 def main(argv=None):
     settings = inference_settings(cli.load(sys.argv[1:] if argv is None else argv))
     state = PolicyState(tm.load_model_config(settings["model"]), settings)
-    server = ThreadingHTTPServer((settings["host"], settings["engine_port"]), make_handler(state))
+    server = Server((settings["host"], settings["engine_port"]), make_handler(state))
     server.daemon_threads = True
     engine_port = server.server_address[1]
     router = start_router(settings["host"], settings["port"], engine_port) if settings["router"] else None

@@ -61,10 +61,14 @@ def make_handler(engine_host, engine_port):
     return Handler
 
 
+class Router(ThreadingHTTPServer):
+    request_queue_size = 4096  # as the engine's (inference.py)
+
+
 def start_router(host, port, engine_port):
     """Serves on (host, port) in a daemon thread; returns the server."""
     engine_host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
-    server = ThreadingHTTPServer((host, port), make_handler(engine_host, engine_port))
+    server = Router((host, port), make_handler(engine_host, engine_port))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     return server

@@ -1,0 +1,182 @@
+import { procCpuMs, runWorker, type SimServerProcess, spawnSimServer } from "../proc.ts";
+import type { BenchReport } from "../report.ts";
+import { type LatencySpec, meanLatencyMs } from "../sim/latency.ts";
+import { fmt, fmtSpread, spread } from "../stats.ts";
+import type { BenchOptions } from "./pipeline.ts";
+import type { ScaleInput, ScaleSample } from "./scale-worker.ts";
+
+/**
+ * An 8k-context turn: a ~100-token reply. 4096 rollouts over 4 servers are ~1024 sequences per server; a decode
+ * step at that batch and context takes tens of ms, so 100 tokens take seconds.
+ */
+const LLM: LatencySpec = { dist: "lognormal", median_ms: 6000, spread: 0.3 };
+/** An MLGym command (ls, python train.py --quick, cat) in a container. */
+const ENV: LatencySpec = { dist: "lognormal", median_ms: 1000, spread: 0.3 };
+const WORKER = `${import.meta.dir}/scale-worker.ts`;
+const SERVERS = 4;
+const TURNS = 30;
+const COMPLETION_TOKENS = 100;
+const TASK_CHARS = 1500;
+
+interface Case {
+  label: string;
+  inFlight: number;
+  /** Observation characters: the prompt grows by about completion + observation ÷ 4 tokens a turn. */
+  observationChars: number;
+  context: string;
+  repeats: number;
+}
+
+interface Row extends ScaleSample {
+  serverCpuMsPerTurn: number;
+}
+
+/**
+ * Benchmark 11: internet scale, simulated. 30-turn rollouts whose prompts grow by a few hundred tokens a turn to
+ * 8k and 32k tokens, over 4 simulated vLLM servers (own processes, `policy.base_url` a list), the sqlite logger
+ * on: throughput vs the bound, orchestrator CPU per turn, heap per in-flight rollout against 1.5 × its own
+ * tokens and text. The store and dashboard at that scale: `scale-store` (benchmark 12).
+ * @example const report = await scaleBenchmark({ quick: false });
+ */
+export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport> {
+  const r = options.quick ? 1 : 2;
+  const cases: Case[] = [
+    { label: "1024, 8k", inFlight: 1024, observationChars: 600, context: "8k", repeats: r },
+    { label: "4096, 8k", inFlight: 4096, observationChars: 600, context: "8k", repeats: r },
+    { label: "1024, 32k", inFlight: 1024, observationChars: 3850, context: "32k", repeats: 1 },
+  ];
+  const only = process.env.AIR_BENCH_SCALE_CASES?.split(",");
+  const rows = new Map<string, Row[]>();
+  const sims: SimServerProcess[] = [];
+  try {
+    for (let i = 0; i < SERVERS; i++) {
+      sims.push(
+        await spawnSimServer({
+          model: "sim",
+          latency: LLM,
+          seed: 21 + i,
+          completionTokens: COMPLETION_TOKENS,
+          maxModelLen: 1_000_000,
+        }),
+      );
+    }
+    for (let rep = 0; rep < r; rep++) {
+      for (const c of cases) {
+        if (rep >= c.repeats || (only && !only.includes(c.label))) continue;
+        const input: ScaleInput = {
+          baseUrls: sims.map((s) => s.baseUrl),
+          inFlight: c.inFlight,
+          maxTurns: TURNS,
+          llm: LLM,
+          env: ENV,
+          completionTokens: COMPLETION_TOKENS,
+          observationChars: c.observationChars,
+          taskChars: TASK_CHARS,
+          strategy: "interleaved",
+          seed: 300 + rep,
+        };
+        const cpu0 = sims.map((s) => procCpuMs(s.pid));
+        const sample = await runWorker<ScaleSample>(WORKER, input, 590_000, {
+          BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, c.inFlight * 2)),
+        });
+        const serverCpu = sims.reduce((a, s, i) => a + procCpuMs(s.pid) - (cpu0[i] ?? 0), 0);
+        process.stderr.write(
+          `[scale] ${c.label} rep ${rep + 1}: ${fmt(sample.throughput)} of ${fmt(sample.bound)} turns/s, ` +
+            `${fmt(sample.cpuMsPerTurn)} ms CPU/turn, heap ${fmt(sample.heapPerRolloutKb)} KiB/rollout ` +
+            `(goal ${fmt(sample.goalPerRolloutKb)}) (${sample.status})\n`,
+        );
+        rows.set(c.label, [
+          ...(rows.get(c.label) ?? []),
+          { ...sample, serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns) },
+        ]);
+      }
+    }
+  } finally {
+    for (const s of sims) await s.stop();
+  }
+  return scaleReport(rows, options);
+}
+
+function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): BenchReport {
+  const s = (list: Row[], f: (r: Row) => number) => fmtSpread(spread(list.map(f)));
+  const median = (label: string, f: (r: Row) => number) => spread((rows.get(label) ?? []).map(f)).median;
+  const table = {
+    headers: [
+      "in-flight, context",
+      "runs",
+      "turns/run",
+      "throughput (turns/s)",
+      "ideal bound",
+      "ratio (goal ≥0.95 at 4096)",
+      "orchestrator CPU ms/turn, whole run (goal ≤0.3)",
+      "CPU ms/turn, steady window",
+      "cores used, steady window",
+      "sim servers' CPU ms/turn (4 processes)",
+      "heap per in-flight rollout (KiB)",
+      "goal: 1.5 × (4 B × tokens + text) (KiB)",
+      "heap ÷ goal (goal ≤1)",
+      "mean tokens, text chars per rollout",
+      "peak RSS (MiB)",
+      "generate overhead ms/turn",
+      "machine load (1 min)",
+    ],
+    rows: [...rows.entries()].map(([label, list]) => [
+      label,
+      String(list.length),
+      String(list[0]?.turns ?? 0),
+      s(list, (x) => x.throughput),
+      fmt(list[0]?.bound ?? Number.NaN),
+      s(list, (x) => x.throughput / x.bound),
+      s(list, (x) => x.cpuMsPerTurn),
+      s(list, (x) => x.windowCpuMsPerTurn),
+      s(list, (x) => x.windowCores),
+      s(list, (x) => x.serverCpuMsPerTurn),
+      s(list, (x) => x.heapPerRolloutKb),
+      s(list, (x) => x.goalPerRolloutKb),
+      s(list, (x) => x.heapPerRolloutKb / x.goalPerRolloutKb),
+      `${fmt(median(label, (x) => x.meanTokens))}, ${fmt(median(label, (x) => x.meanTextChars))}`,
+      s(list, (x) => x.rssPeakMb),
+      s(list, (x) => x.generateOverheadMs),
+      s(list, (x) => x.load1),
+    ]),
+  };
+  const ratio = median("4096, 8k", (x) => x.throughput / x.bound);
+  const cpu1024 = median("1024, 8k", (x) => x.cpuMsPerTurn);
+  const cpu4096 = median("4096, 8k", (x) => x.cpuMsPerTurn);
+  const mem = median("1024, 8k", (x) => x.heapPerRolloutKb / x.goalPerRolloutKb);
+  const heap8k = median("1024, 8k", (x) => x.heapPerRolloutKb);
+  const verdict = (ok: boolean) => (ok ? "met" : "missed");
+  const goals = [
+    `throughput ≥ 0.95 × bound at 4096 in flight over 4 servers (8k contexts): **${fmt(ratio)}** — ${verdict(ratio >= 0.95)}`,
+    `orchestrator CPU ≤ 0.3 ms per turn at 1024 in flight (8k): **${fmt(cpu1024)} ms** — ${verdict(cpu1024 <= 0.3)}`,
+    `orchestrator CPU ≤ 0.3 ms per turn at 4096 in flight (8k): **${fmt(cpu4096)} ms** — ${verdict(cpu4096 <= 0.3)}`,
+    `heap per in-flight rollout at 8k contexts ≤ 1.5 × (4 B × tokens + text): **${fmt(mem)}×** of it ` +
+      `(${fmt(heap8k)} KiB; 10,000 rollouts ≈ ${fmt((heap8k * 10_000) / 2 ** 20)} GiB, goal ≤ 2) — ${verdict(mem <= 1)}`,
+  ];
+  return {
+    name: "scale",
+    title: "11. Internet scale, simulated",
+    command: `bun run bench scale${options.quick ? " --quick" : ""} --write`,
+    tables: [table],
+    goals,
+    notes: [
+      `Setup: the real loop (\`startRun\`, \`openai\` policy with \`base_url\` a list of ${SERVERS} simulated vLLM ` +
+        `servers, each its own process; grpo, \`interleaved\` strategy, trainer \`none\`, the sqlite logger ` +
+        `recording into the run's air.db) with batch_size = in-flight = max_concurrent_rollouts, ${TURNS} turns ` +
+        `per rollout, one step, BUN_CONFIG_MAX_HTTP_REQUESTS = 2 × in-flight. Each turn: a ${COMPLETION_TOKENS}-token ` +
+        `reply (LLM latency ${LLM.dist} median ${LLM.median_ms} ms, σ ${LLM.spread}, mean ` +
+        `${fmt(meanLatencyMs(LLM))} ms), then an observation of 600 characters (8k rows) or 3,850 (32k rows) ` +
+        `(env latency median ${ENV.median_ms} ms, mean ${fmt(meanLatencyMs(ENV))} ms); the task prompt is ` +
+        `${TASK_CHARS} characters. The sim servers render prompts like a chat template (role token, content ` +
+        "ids, end token per message), so a rollout's prompts share their prefix token for token, as vLLM's do.",
+      "Throughput is counted from 2 mean turn times after the start to the moment the first rollout ends (all " +
+        "slots busy until then); bound = in-flight ÷ (mean LLM + mean env latency). CPU per turn (whole run) is the " +
+        "worker's user+system CPU ÷ turns, including the batch (advantages, samples) and the store's last flush; " +
+        "the steady-window figure leaves those out. Heap per rollout: when the first rollout ends, a full GC, then " +
+        "the JS heap (objects and array buffers, `bun:jsc` heapStats) minus the heap after the warm-up run, ÷ " +
+        "in-flight — everything the orchestrator holds per rollout (trajectory, token ids, logprobs, messages, " +
+        "pending requests, the logger's queue). Its goal is 1.5 × (4 bytes × the rollout's tokens + its " +
+        "conversation's characters) at that moment.",
+    ],
+  };
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { dockerClient, labelledContainers } from "@air/sandbox";
+import {
+  copyImage,
+  type SecondDockerd,
+  secondDockerdProblem,
+  startSecondDockerd,
+} from "@air/sandbox/testing/second-dockerd";
+import { harborConfigSchema } from "./config.ts";
+import { DockerHostsHarborRuntime } from "./docker-hosts.ts";
+import { imageFor } from "./image.ts";
+import { HarborSession } from "./session.ts";
+import { loadHarborTask } from "./task.ts";
+import { OWN_TASKS } from "./testing/fixtures.ts";
+
+const problem = secondDockerdProblem();
+let second: SecondDockerd | undefined;
+const RUN = `/tmp/air-harbor-hosts-${process.pid}`;
+
+beforeAll(async () => {
+  if (problem) return;
+  second = await startSecondDockerd();
+  copyImage("air-mlgym-test:latest", second);
+}, 600_000);
+afterAll(async () => {
+  await second?.remove();
+}, 300_000);
+
+describe.skipIf(problem !== undefined)("several docker hosts", () => {
+  test("each task's image is built on every host; rollouts spread by free room, wait when all are full, and score on both", async () => {
+    const s = second as SecondDockerd;
+    const runtime = new DockerHostsHarborRuntime(
+      [
+        { url: "unix:///var/run/docker.sock", name: "main", sandboxes: 1, tls: undefined },
+        { url: s.url, name: "second", sandboxes: 1, tls: s.tls },
+      ],
+      { runName: RUN, baseImages: {}, allowInternet: false, pidsLimit: 256 },
+    );
+    const config = harborConfigSchema.parse({ dataset: OWN_TASKS, oracle: true });
+    const task = await loadHarborTask(join(OWN_TASKS, "hello-file"));
+    try {
+      await runtime.prepare(task);
+      const image = imageFor(task, {});
+      for (const docker of [dockerClient(), s.docker])
+        expect((await docker.getImage(image).inspect()).Id).toBeTruthy();
+      const [a, b] = await Promise.all([
+        runtime.open(task, { rolloutId: "h-a" }),
+        runtime.open(task, { rolloutId: "h-b" }),
+      ]);
+      expect(runtime.load()).toEqual({ main: 1, second: 1 });
+      let third = false;
+      const waiting = runtime.open(task, { rolloutId: "h-c" }).then((box) => {
+        third = true;
+        return box;
+      });
+      await Bun.sleep(1000);
+      expect(third).toBe(false);
+      const scores = [];
+      for (const box of [a, b]) {
+        const session = new HarborSession(box as NonNullable<typeof a>, task, { config });
+        await session.start();
+        scores.push((await session.step({ text: "submit", command: "submit" })).scores);
+        await session.close();
+      }
+      expect(scores).toEqual([{ reward: 1 }, { reward: 1 }]);
+      const c = await waiting;
+      expect(third).toBe(true);
+      await c.close();
+    } finally {
+      await runtime.close();
+    }
+    expect(await labelledContainers(dockerClient(), RUN)).toEqual([]);
+    expect(await labelledContainers(s.docker, RUN)).toEqual([]);
+  }, 600_000);
+});
