@@ -1,5 +1,6 @@
 import type { PluginContext } from "@air/core";
 import { DockerHostsRuntime } from "@air/sandbox";
+import { ACI_GUARDS } from "./aci/guards.ts";
 import type { MlgymConfig } from "./config.ts";
 import { hostSpecs } from "./hosts.ts";
 
@@ -22,6 +23,7 @@ export function containerOptions(config: MlgymConfig, ctx: PluginContext) {
     image: d.image,
     user: d.user,
     workspace: d.workspace,
+    agentInit: ACI_GUARDS,
     shellInit: d.shell_init || undefined,
     lockPaths: d.lock_paths,
     memoryMb: d.memory_mb,

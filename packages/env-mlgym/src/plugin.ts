@@ -9,6 +9,7 @@ import {
   type TaskFiles,
   UnsandboxedRuntime,
 } from "@air/sandbox";
+import { ACI_GUARDS } from "./aci/guards.ts";
 import { isMlgymCheckout, loadMlgymAgent } from "./aci/mlgym-agent.ts";
 import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
@@ -29,7 +30,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
         'mlgym: local.isolation = "none": the agent runs as you, unsandboxed, and can read and forge evaluations' +
           (process.getuid?.() === 0 ? " (and, as root, kill or overwrite anything on this machine)" : ""),
       );
-      return new UnsandboxedRuntime({ root, python: l.python, onState });
+      return new UnsandboxedRuntime({ root, python: l.python, agentInit: ACI_GUARDS, onState });
     }
     return new LocalRuntime({
       root,
@@ -38,6 +39,7 @@ function makeRuntime(config: MlgymConfig, ctx: PluginContext): Runtime {
       memoryMb: l.memory_mb,
       stageNext: l.stage_next,
       maxStaged: l.max_staged,
+      agentInit: ACI_GUARDS,
       onState,
     });
   }

@@ -20,6 +20,11 @@ export interface BwrapSpec {
   workspace: string;
   /** Workspace-relative paths mounted read-only over themselves (existing ones only). */
   readOnly?: string[];
+  /**
+   * Task files mounted read-only at a workspace-relative `path` from `src` (the task bundle): shared by every
+   * sandbox and evaluation of the task, never copied, and nobody inside can change or replace them.
+   */
+  shared?: { src: string; path: string }[];
   /** Extra host paths mounted read-only at the same path (e.g. the interpreter's prefix). */
   roPaths?: string[];
   /** Further host paths mounted at a chosen path (after the workspace). */
@@ -108,6 +113,7 @@ function bwrapParts(spec: BwrapSpec): { options: string[]; command: string[] } {
     const host = `${spec.workspace}/${path}`;
     if (existsSync(host)) args.push("--ro-bind", host, `${SANDBOX_WORKSPACE}/${path}`);
   }
+  for (const s of spec.shared ?? []) args.push("--ro-bind", s.src, `${SANDBOX_WORKSPACE}/${s.path}`);
   for (const b of spec.binds ?? []) {
     const parent = b.dest.slice(0, b.dest.lastIndexOf("/"));
     if (parent) args.push("--dir", parent);

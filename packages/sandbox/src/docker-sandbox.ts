@@ -2,7 +2,8 @@ import type Docker from "dockerode";
 import type { DockerRuntimeOptions } from "./docker.ts";
 import { withTimeout } from "./docker-client.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
-import { ACI_GUARDS, execWithTimeout, shellQuote } from "./shell.ts";
+import { readOnlyPaths } from "./shared.ts";
+import { execWithTimeout, shellQuote } from "./shell.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -66,20 +67,46 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * Root commands that lay out a fresh workspace of `files` at `target`: a copy of the task's workspace,
-   * owned by the agent, with the read-only paths root-owned.
+   * owned by the agent (without `copy`: what a snapshot unpacked there), and the read-only paths hard links to
+   * the pristine bundle, root-owned and unwritable (`cp -al`: nothing of the data is copied; nobody but root can
+   * change them, and root's evaluation lays its files over them with `--remove-destination`).
    */
   private layoutCommands(files: TaskFiles, target: string, copy: boolean): string[] {
     const t = shellQuote(target);
     const u = shellQuote(this.options.user);
-    const readOnly = files.readOnly.map((p) => `${t}/${shellQuote(p)}`).join(" ");
+    const lock = `chown -R root:root "$p" && chmod -R a-w,a+rX "$p"`;
+    const ro = readOnlyPaths(files).map(shellQuote).join(" ");
     return [
       `rm -rf ${t} && mkdir -p ${t}`,
-      copy ? `cp -a ${shellQuote(`${AIR_DIR}/tasks/${files.key}`)}/workspace/. ${t}/` : "true",
+      copy ? this.copyWithoutReadOnly(files, `${shellQuote(this.taskDir(files))}/workspace`, t) : "true",
       `chown -R ${u}: ${t}`,
-      readOnly
-        ? `for p in ${readOnly}; do [ -e "$p" ] && chown -R root:root "$p" && chmod -R a-w,a+rX "$p"; done; true`
+      ro
+        ? `for r in ${ro}; do p=${t}/"$r"; ${this.linkPristine(files, "$r", "$p")} && ${lock}; done; true`
         : "true",
     ];
+  }
+
+  private taskDir(files: TaskFiles): string {
+    return `${AIR_DIR}/tasks/${files.key}`;
+  }
+
+  /** A root command writing a tar of the tree `from` (quoted) without the task's read-only paths to stdout. */
+  private tarWithoutReadOnly(files: TaskFiles, from: string): string {
+    const excludes = readOnlyPaths(files)
+      .map((p) => `--exclude=${shellQuote(`./${p}`)}`)
+      .join(" ");
+    return `tar -C ${from} --anchored ${excludes} -cf - .`;
+  }
+
+  /** A root command copying the tree `from` into `to` (both quoted) without the task's read-only paths. */
+  private copyWithoutReadOnly(files: TaskFiles, from: string, to: string): string {
+    return `${this.tarWithoutReadOnly(files, from)} | tar -C ${to} -xf -`;
+  }
+
+  /** A root command hard-linking the pristine read-only path `$r` of the bundle to `$p` (shell words). */
+  private linkPristine(files: TaskFiles, r: string, p: string): string {
+    const src = `${shellQuote(this.taskDir(files))}/workspace/"${r}"`;
+    return `[ -e ${src} ] && [ ! -L ${src} ] && rm -rf "${p}" && cp -al ${src} "${p}"`;
   }
 
   /** Root commands that remove what an agent left outside its workspace (home dot-dirs, temp files). */
@@ -182,7 +209,7 @@ export class DockerSandbox implements Sandbox {
       user: this.options.user,
       cwd,
       env: [`HOME=/home/${this.options.user}`, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1"],
-      init: [ACI_GUARDS, this.options.shellInit].filter(Boolean).join("\n"),
+      init: [this.options.agentInit, this.options.shellInit].filter(Boolean).join("\n"),
       timeoutMs: this.options.timeoutMs,
     });
     this.cwd = cwd;
@@ -236,12 +263,18 @@ export class DockerSandbox implements Sandbox {
     const command = init ? `{ ${init}; } >/dev/null 2>&1\n${request.command}` : request.command;
     const out = `${AIR_DIR}/eval.out`;
     const err = `${AIR_DIR}/eval.err`;
+    const ro = readOnlyPaths(this.files).map(shellQuote).join(" ");
     const status = await this.rootRun(
       [
         `pkill -STOP -u ${user}; status=255; rm -rf ${held} ${out} ${err}`,
         `if [ -d ${ws} ] && [ ! -L ${ws} ] && mv ${ws} ${held}; then`,
-        `  if mkdir -m 700 ${ws} && cp -a --reflink=auto ${held}/. ${ws}/ 2>/dev/null; find ${ws} -type l -delete;` +
-          ` cp -a ${shellQuote(`${AIR_DIR}/tasks/${this.files.key}`)}/evaluation/. ${ws}/ &&` +
+        // the agent's files copied (reflinks where the filesystem has them), the read-only paths hard-linked
+        // from the pristine bundle, the evaluation files laid over (replacing, never writing through a link)
+        `  if mkdir -m 700 ${ws} && { ${this.copyWithoutReadOnly(this.files, held, ws)}; } 2>/dev/null; find ${ws} -type l -delete;` +
+          (ro
+            ? ` for r in ${ro}; do ${this.linkPristine(this.files, "$r", `${this.workspace}/$r`)}; done;`
+            : "") +
+          ` cp -a --remove-destination ${shellQuote(this.taskDir(this.files))}/evaluation/. ${ws}/ &&` +
           ` chown root:root ${ws} && chmod 700 ${ws}; then`,
         `    (cd ${ws} && PYTHONNOUSERSITE=1 timeout -s KILL ${seconds} bash -c ${shellQuote(command)}) >${out} 2>${err}; status=$?`,
         "  fi",
@@ -257,10 +290,30 @@ export class DockerSandbox implements Sandbox {
     return { stdout, stderr, exitCode, timedOut: exitCode === 137 };
   }
 
+  /**
+   * Tar of the workspace without the read-only paths (a reset lays the pristine ones again): made by the root
+   * shell into a root-only file (the workspace checked to be a real directory first), fetched with the engine's
+   * archive API (not through the shell, whose output is capped), then removed.
+   */
   async snapshot(): Promise<Uint8Array> {
+    if (!this.files) throw new Error("sandbox has no task");
     const ws = shellQuote(this.workspace);
-    const b64 = await this.rootRun(`[ -d ${ws} ] && [ ! -L ${ws} ] && tar -C ${ws} -cf - . | base64 -w0`);
-    return new Uint8Array(Buffer.from(b64, "base64"));
+    const file = `${AIR_DIR}/snapshot.tar`;
+    await this.rootRun(
+      `rm -f ${file}; [ -d ${ws} ] && [ ! -L ${ws} ] && ${this.tarWithoutReadOnly(this.files, ws)} > ${file}`,
+    );
+    try {
+      const stream = await withTimeout(
+        this.container.getArchive({ path: file }),
+        this.options.timeoutMs,
+        "getArchive",
+      );
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+      return onlyFileOfTar(Buffer.concat(chunks));
+    } finally {
+      await this.rootRun(`rm -f ${file}`).catch(() => undefined);
+    }
   }
 
   async alive(): Promise<boolean> {
@@ -307,4 +360,22 @@ export class DockerSandbox implements Sandbox {
       () => undefined,
     );
   }
+}
+
+/** The content of the one regular file in a tar (the engine's archive of a single file; PAX headers skipped). */
+export function onlyFileOfTar(tar: Buffer): Uint8Array {
+  let at = 0;
+  while (at + 512 <= tar.length) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const size = Number.parseInt(
+      header.subarray(124, 136).toString("latin1").replace(/\0.*$/, "").trim() || "0",
+      8,
+    );
+    const type = String.fromCharCode(header[156] ?? 0);
+    const start = at + 512;
+    if (type === "0" || type === "\0") return new Uint8Array(tar.subarray(start, start + size));
+    at = start + Math.ceil(size / 512) * 512;
+  }
+  throw new Error("the engine's archive held no file");
 }

@@ -10,6 +10,8 @@ export interface DockerRuntimeOptions {
   image: string;
   user: string;
   workspace: string;
+  /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
+  agentInit?: string;
   /** Command prepended to the agent shell (e.g. activating a conda env). */
   shellInit?: string;
   /** Paths made root-owned and not writable by others at container start (e.g. the conda install). */

@@ -37,8 +37,6 @@ export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
 export { chownTree, killGroup, type ProcessOutput, removeTree, runProcess, writeFd3 } from "./process.ts";
 export {
-  ACI_COMMANDS,
-  ACI_GUARDS,
   execWithTimeout,
   SentinelShell,
   SHELL_RESTARTED,

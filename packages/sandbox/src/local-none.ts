@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { chmod, cp, lstat, mkdir, mkdtemp, readdir, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { killGroup, removeTree, runProcess } from "./process.ts";
-import { ACI_GUARDS, execWithTimeout, SentinelShell } from "./shell.ts";
+import { execWithTimeout, SentinelShell } from "./shell.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -20,6 +20,8 @@ export interface UnsandboxedRuntimeOptions {
   root: string;
   /** Interpreter the agent's `python`/`python3` and the evaluation run. */
   python: string;
+  /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
+  agentInit?: string;
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
 
@@ -123,7 +125,7 @@ class PlainSandbox implements Sandbox {
     child.stderr?.on("data", (chunk: Buffer) => shell.feed(chunk));
     child.stdin?.on("error", () => {});
     child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
-    child.stdin?.write(`${SentinelShell.PRELUDE}${ACI_GUARDS}\n`);
+    child.stdin?.write(`${SentinelShell.PRELUDE}${this.options.agentInit ?? ""}\n`);
     this.child = child;
     this.shell = shell;
     this.cwd = cwd;

@@ -11,8 +11,10 @@ import {
   SANDBOX_WORKSPACE,
   sandboxEnv,
 } from "./bwrap.ts";
+import { copyTree, freeze, thaw } from "./fork-copy.ts";
 import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
-import { ACI_GUARDS, execWithTimeout, SentinelShell } from "./shell.ts";
+import { type SharedPath, sharedPaths } from "./shared.ts";
+import { execWithTimeout, SentinelShell, shellQuote } from "./shell.ts";
 import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
 
 /** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
@@ -37,6 +39,8 @@ export interface SandboxHost {
   maxProcesses: number;
   memoryMb: number;
   asRoot: boolean;
+  /** Shell text run once in every new agent shell. */
+  agentInit: string;
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
 
@@ -75,12 +79,19 @@ export class LocalSandbox implements Sandbox {
     return this.files.key;
   }
 
+  /** The task's read-only paths, mounted from the bundle (never copied). */
+  get shared(): SharedPath[] {
+    this.sharedList ??= sharedPaths(this.files);
+    return this.sharedList;
+  }
+  private sharedList: SharedPath[] | undefined;
+
+  /** A bwrap of this sandbox; the agent's shell and evaluations see the shared paths, copies and tars do not. */
   private spec(command: string[], extra: Partial<BwrapSpec> = {}): BwrapSpec {
     const h = this.host;
     return {
       workspace: h.workspace,
-      // As root the read-only paths are root-owned (lockReadOnly); otherwise they are read-only mounts.
-      readOnly: h.asRoot ? [] : this.files.readOnly,
+      shared: this.shared,
       roPaths: h.roPaths,
       passwd: h.passwd,
       group: h.group,
@@ -120,7 +131,7 @@ export class LocalSandbox implements Sandbox {
     child.stdin?.on("error", () => {});
     child.on("error", (error) => shell.fail(error));
     child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
-    child.stdin?.write(`${SentinelShell.PRELUDE}${ACI_GUARDS}\n`);
+    child.stdin?.write(`${SentinelShell.PRELUDE}${this.host.agentInit}\n`);
     this.child = child;
     this.shell = shell;
     this.cwd = start;
@@ -163,7 +174,7 @@ export class LocalSandbox implements Sandbox {
       await this.sandboxed(
         this.spec(["cp", "-a", `${SOURCE}/.`, `${SANDBOX_WORKSPACE}/`], {
           workspace: copy,
-          readOnly: [],
+          shared: [],
           binds: [{ src: h.workspace, dest: SOURCE, readOnly: true }],
           cwd: "/",
         }),
@@ -175,14 +186,23 @@ export class LocalSandbox implements Sandbox {
       const id = evalUid ?? SANDBOX_UID;
       await writeFile(join(dir, "passwd"), passwdFor(id));
       await writeFile(join(dir, "group"), groupFor(id));
+      // Shared paths the evaluation files lay something over or into are copied in (reflinks where the
+      // filesystem has them); the others are mounted read-only from the bundle, as in the agent's sandbox.
+      const evaluation = join(this.files.dir, "evaluation");
+      const overlaid = this.shared.filter((s) => existsSync(join(evaluation, s.path)));
+      const mounted = this.shared.filter((s) => !overlaid.includes(s));
+      const bring = overlaid.map((s) => {
+        const into = shellQuote(join(copy, s.path));
+        return `rm -rf ${into} && cp -a --reflink=auto ${shellQuote(s.src)} ${into} && `;
+      });
       const prepared = await runProcess(
         [
           "sh",
           "-c",
-          `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${owner}cp -a --reflink=auto "$2"/. "$1"/`,
+          `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${bring.join("")}${owner}cp -a --reflink=auto "$2"/. "$1"/`,
           "sh",
           copy,
-          join(this.files.dir, "evaluation"),
+          evaluation,
         ],
         { cwd: "/", timeoutMs: 60_000 },
       );
@@ -192,7 +212,7 @@ export class LocalSandbox implements Sandbox {
       const out = await this.sandboxed(
         this.spec(["bash", "-c", request.command], {
           workspace: copy,
-          readOnly: [],
+          shared: mounted,
           identity: evalUid === undefined ? h.identity : { kind: "setpriv", uid: evalUid },
           passwd: join(dir, "passwd"),
           group: join(dir, "group"),
@@ -210,20 +230,36 @@ export class LocalSandbox implements Sandbox {
   }
 
   /**
-   * Fills this sandbox's (empty) workspace with a copy of `parent`'s (a fork): `cp -a` inside a bwrap as the
-   * parent's agent, which sees only the two workspaces (symlinks stay links, never followed); as root the copy
-   * is then handed to this sandbox's agent (`handOver`). One spawn instead of a tar out and a tar in.
+   * Fills this sandbox's (empty) workspace with a copy of `parent`'s (a fork), without its shared paths. As root:
+   * the parent's agent processes are stopped (its own uid) while this process copies the tree straight into this
+   * sandbox's ownership (no spawn; reflinks where the filesystem has them, symlinks never followed), then resumed.
+   * Otherwise (one uid for every sandbox): `tar` of the tree inside a bwrap as the agent that sees only the two
+   * workspaces.
    */
   async copyFrom(parent: LocalSandbox): Promise<void> {
     const h = this.host;
-    if (h.asRoot) await chown(h.workspace, parent.uid, parent.uid);
+    const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
+    if (h.asRoot) {
+      await chown(h.workspace, h.uid, h.uid);
+      const stopped = await freeze(parent.uid);
+      try {
+        await copyTree(parent.host.workspace, h.workspace, h.uid, skip);
+      } finally {
+        thaw(stopped);
+      }
+      return;
+    }
+    const excludes = [...skip].map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
     const out = await this.sandboxed(
-      this.spec(["cp", "-a", `${SOURCE}/.`, `${SANDBOX_WORKSPACE}/`], {
-        readOnly: [],
-        cwd: "/",
-        identity: parent.host.identity,
-        binds: [{ src: parent.host.workspace, dest: SOURCE, readOnly: true }],
-      }),
+      this.spec(
+        ["sh", "-c", `tar -C ${SOURCE} --anchored ${excludes} -cf - . | tar -C ${SANDBOX_WORKSPACE} -xf -`],
+        {
+          shared: [],
+          cwd: "/",
+          identity: parent.host.identity,
+          binds: [{ src: parent.host.workspace, dest: SOURCE, readOnly: true }],
+        },
+      ),
       120_000,
     );
     if (out.exitCode !== 0) throw new Error(`copying the workspace for a fork failed: ${out.stderr}`);
@@ -232,7 +268,7 @@ export class LocalSandbox implements Sandbox {
   /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */
   async snapshot(): Promise<Uint8Array> {
     const out = await this.sandboxed(
-      this.spec(["tar", "-cf", "-", "-C", SANDBOX_WORKSPACE, "."], { readOnly: [], cwd: "/" }),
+      this.spec(["tar", "-cf", "-", "-C", SANDBOX_WORKSPACE, "."], { shared: [], cwd: "/" }),
       120_000,
     );
     if (out.exitCode !== 0) throw new Error(`snapshot failed: ${out.stderr}`);
@@ -243,7 +279,7 @@ export class LocalSandbox implements Sandbox {
   async unpack(tar: Uint8Array): Promise<void> {
     if (this.host.asRoot) await chownTree(this.host.workspace, this.host.uid);
     const out = await this.sandboxed(
-      this.spec(["tar", "-xf", "-", "-C", SANDBOX_WORKSPACE], { readOnly: [], cwd: "/" }),
+      this.spec(["tar", "-xf", "-", "-C", SANDBOX_WORKSPACE], { shared: [], cwd: "/" }),
       120_000,
       tar,
     );

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, lchown, lstat, mkdir, readdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   assertBwrapWorks,
@@ -10,7 +10,8 @@ import {
   SANDBOX_UID,
 } from "./bwrap.ts";
 import { LocalSandbox, type SandboxHost } from "./local-sandbox.ts";
-import { chownTree, runProcess } from "./process.ts";
+import { chownTree } from "./process.ts";
+import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
 export interface LocalRuntimeOptions {
@@ -29,6 +30,8 @@ export interface LocalRuntimeOptions {
    * rollouts of one task start together), up to this. Default 8.
    */
   maxStaged?: number;
+  /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
+  agentInit?: string;
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
 
@@ -106,7 +109,8 @@ export class LocalRuntime implements Runtime {
 
   /**
    * A new sandbox whose workspace is a copy of `from`'s now (tree rollouts): a staged blank sandbox (empty
-   * workspace, shell up) gets the copy in one sandboxed `cp -a`, and the next blank is staged behind it.
+   * workspace, shell up) gets the copy (`LocalSandbox.copyFrom`; the shared read-only paths are mounted, not
+   * copied), and the next blank is staged behind it.
    */
   async fork(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("local runtime is closed");
@@ -122,7 +126,7 @@ export class LocalRuntime implements Runtime {
     sandbox ??= await this.prepare(files, "blank");
     try {
       await sandbox.copyFrom(parent);
-      if (this.asRoot) await handOver(sandbox.hostWorkspace, sandbox.uid, files.readOnly);
+      await placeholders(sandbox.hostWorkspace, sandbox.shared);
     } catch (error) {
       this.remove(sandbox);
       throw error;
@@ -239,24 +243,23 @@ export class LocalRuntime implements Runtime {
       maxProcesses: this.options.maxProcesses ?? 1024,
       memoryMb: this.options.memoryMb ?? 8192,
       asRoot: this.asRoot,
+      agentInit: this.options.agentInit ?? "",
       onState: this.options.onState,
     };
     const sandbox = new LocalSandbox(host, files);
     try {
+      if (this.asRoot) await makeShareable(files, sandbox.shared);
       if (from === "blank") {
         await sandbox.startShell();
         return sandbox;
       }
-      if (from) await sandbox.unpack(from);
-      else {
-        const out = await runProcess(
-          ["cp", "-a", "--reflink=auto", `${join(files.dir, "workspace")}/.`, `${workspace}/`],
-          { cwd: "/", timeoutMs: 120_000 },
-        );
-        if (out.exitCode !== 0) throw new Error(`copying the workspace failed: ${out.stderr}`);
+      if (from) {
+        await sandbox.unpack(from);
+        await placeholders(workspace, sandbox.shared);
+      } else {
+        await copyWorkspace(files, sandbox.shared, workspace);
         if (this.asRoot) await chownTree(workspace, uid);
       }
-      if (this.asRoot) await lockReadOnly(workspace, files.readOnly);
       await sandbox.startShell();
     } catch (error) {
       this.remove(sandbox);
@@ -264,43 +267,4 @@ export class LocalRuntime implements Runtime {
     }
     return sandbox;
   }
-}
-
-/**
- * Gives a fork's fresh workspace copy to the agent `uid` and locks its read-only paths again (as
- * `lockReadOnly`), in this process: nothing runs in the new sandbox yet and the parent cannot reach the copy, so
- * the tree cannot change underneath (symlinks are never followed: `lchown`, and links are not chmod-ed).
- * @example await handOver("/srv/sandboxes/local-2/workspace", 900123, ["data"]);
- */
-export async function handOver(workspace: string, uid: number, readOnly: string[]): Promise<void> {
-  const walk = async (path: string, owner: number, lock: boolean): Promise<void> => {
-    const info = await lstat(path);
-    await lchown(path, owner, owner);
-    if (info.isSymbolicLink()) return;
-    // chmod a-w,a+rX
-    const executable = info.isDirectory() || (info.mode & 0o111) !== 0;
-    if (lock) await chmod(path, (info.mode & 0o7777 & ~0o222) | (executable ? 0o555 : 0o444));
-    if (info.isDirectory()) {
-      for (const name of await readdir(path)) await walk(join(path, name), owner, lock);
-    }
-  };
-  await walk(workspace, uid, false);
-  for (const path of readOnly.map((p) => join(workspace, p))) {
-    const info = await lstat(path).catch(() => undefined);
-    if (info && !info.isSymbolicLink()) await walk(path, 0, true);
-  }
-}
-
-/**
- * Makes the workspace's read-only paths root-owned and not writable (as the docker runtime does): the agent
- * (another uid) can read them, and delete or replace them in its own directory, but not change them.
- * @example await lockReadOnly("/srv/sandboxes/local-1/workspace", ["data", "evaluate.py"]);
- */
-export async function lockReadOnly(workspace: string, readOnly: string[]): Promise<void> {
-  const paths = readOnly.map((p) => join(workspace, p));
-  if (paths.length === 0) return;
-  const script =
-    'for p in "$@"; do [ -e "$p" ] && [ ! -L "$p" ] && chown -R -P 0:0 "$p" && chmod -R a-w,a+rX "$p"; done; true';
-  const out = await runProcess(["sh", "-c", script, "sh", ...paths], { cwd: "/", timeoutMs: 60_000 });
-  if (out.exitCode !== 0) throw new Error(`locking read-only paths failed: ${out.stderr}`);
 }

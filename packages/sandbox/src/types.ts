@@ -16,7 +16,10 @@ export interface TaskFiles {
    * scripts and secret files, laid over the copy of the workspace at evaluation time only).
    */
   dir: string;
-  /** Sub-paths of the workspace made read-only for the agent (e.g. "data", "evaluate.py"). */
+  /**
+   * Sub-paths of the workspace made read-only for the agent (e.g. "data", "evaluate.py"): shared from the bundle
+   * by every sandbox, fork and evaluation, never copied, and what an evaluation reads is the bundle's pristine copy.
+   */
   readOnly: string[];
 }
 
@@ -43,7 +46,10 @@ export interface Sandbox {
   exec(command: string, timeoutMs: number): Promise<ExecResult>;
   /** Copies the workspace to a fresh evaluation directory, lays the pristine evaluation files over it, runs. */
   evaluate(request: EvaluationRequest): Promise<EvaluationOutput>;
-  /** Tar of the current workspace (for tree rollouts: `Runtime.acquire(..., { snapshot })`). */
+  /**
+   * Tar of the current workspace (for tree rollouts: `Runtime.acquire(..., { snapshot })`); it may leave out the
+   * read-only paths, which come from the task bundle again.
+   */
   snapshot(): Promise<Uint8Array>;
   /** True while the sandbox can run commands (a container that died mid-rollout is not alive). */
   alive(): Promise<boolean>;

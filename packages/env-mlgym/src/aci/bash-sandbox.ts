@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { EvaluationOutput, ExecResult, Sandbox } from "@air/sandbox";
-import { ACI_GUARDS, SentinelShell } from "@air/sandbox";
+import { SentinelShell } from "@air/sandbox";
+import { ACI_GUARDS } from "./guards.ts";
 
 /**
  * A bare sandbox for tests and the parity kit: a persistent bash (the runtimes' sentinel protocol and agent

@@ -1,0 +1,88 @@
+import { afterAll, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { copyTree, freeze, thaw } from "./fork-copy.ts";
+import { runProcess } from "./process.ts";
+
+const root = mkdtempSync(join(tmpdir(), "air-fork-copy-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const asRoot = process.getuid?.() === 0;
+
+test.skipIf(!asRoot)(
+  "copyTree: the copy is the new agent's, modes and times kept, links copied as links, setuid and FIFOs dropped, skipped paths left out",
+  async () => {
+    const outside = join(root, "outside.txt");
+    writeFileSync(outside, "host file");
+    chownSync(outside, 1234, 1234);
+    const from = join(root, "from");
+    mkdirSync(join(from, "sub"), { recursive: true });
+    mkdirSync(join(from, "data"));
+    writeFileSync(join(from, "data", "big.csv"), "a,b");
+    writeFileSync(join(from, "mine.txt"), "x");
+    chmodSync(join(from, "mine.txt"), 0o600);
+    writeFileSync(join(from, "sub", "run.sh"), "echo");
+    chmodSync(join(from, "sub", "run.sh"), 0o4755);
+    symlinkSync(outside, join(from, "link"));
+    await runProcess(["mkfifo", join(from, "pipe")], { cwd: "/", timeoutMs: 10_000 });
+    const to = join(root, "to");
+    mkdirSync(to);
+    await copyTree(from, to, 4242, new Set(["data"]));
+    expect(readFileSync(join(to, "mine.txt"), "utf8")).toBe("x");
+    expect(statSync(join(to, "mine.txt"))).toMatchObject({ uid: 4242, gid: 4242 });
+    expect(statSync(join(to, "mine.txt")).mode & 0o777).toBe(0o600);
+    expect(Math.floor(statSync(join(to, "mine.txt")).mtimeMs)).toBe(
+      Math.floor(statSync(join(from, "mine.txt")).mtimeMs),
+    );
+    expect(statSync(join(to, "sub")).uid).toBe(4242);
+    expect(statSync(join(to, "sub", "run.sh")).mode & 0o7777).toBe(0o755);
+    expect(lstatSync(join(to, "link")).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(to, "link")).uid).toBe(4242);
+    expect(readlinkSync(join(to, "link"))).toBe(outside);
+    expect(lstatSync(join(to, "pipe"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(lstatSync(join(to, "data"), { throwIfNoEntry: false })).toBeUndefined();
+    // the link's target outside the tree is untouched
+    expect(statSync(outside)).toMatchObject({ uid: 1234 });
+  },
+);
+
+test.skipIf(!asRoot)("freeze stops every process of a uid (children too) until thaw", async () => {
+  const uid = 64_321;
+  const child = spawn(
+    "setpriv",
+    [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "sh", "-c", "sleep 60 & sleep 60"],
+    {
+      detached: true,
+      stdio: "ignore",
+    },
+  );
+  try {
+    await Bun.sleep(300);
+    const state = async () =>
+      (await runProcess(["ps", "-u", String(uid), "-o", "stat="], { cwd: "/", timeoutMs: 10_000 })).stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((s) => s[0]);
+    expect(await state()).toEqual(["S", "S", "S"]);
+    const stopped = await freeze(uid);
+    expect(stopped.length).toBe(3);
+    expect(await state()).toEqual(["T", "T", "T"]);
+    thaw(stopped);
+    expect(await state()).toEqual(["S", "S", "S"]);
+  } finally {
+    if (child.pid) process.kill(-child.pid, "SIGKILL");
+  }
+});
