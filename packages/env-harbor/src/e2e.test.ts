@@ -171,3 +171,38 @@ describe("local (bubblewrap)", () => {
     );
   }, 600_000);
 });
+
+describe("teardown", () => {
+  test("rl killed with SIGKILL mid-episode: its reaper removes the run's containers", async () => {
+    const file = config(
+      "killed",
+      `dataset = "${OWN_TASKS}"\ntasks = ["hello-file", "fizzbuzz-partial"]`,
+      'commands = ["sleep 100"]',
+    );
+    const runDir = join(dir, "outputs", "killed");
+    const child = Bun.spawn(
+      ["bun", join(REPO, "packages/launcher/src/bin/rl.ts"), file, "--orchestrator.batch_size", "2"],
+      {
+        cwd: REPO,
+        stdout: "ignore",
+        stderr: "ignore",
+      },
+    );
+    const docker = dockerClient();
+    const until = async (ok: (n: number) => boolean, what: string) => {
+      for (let i = 0; i < 240; i++) {
+        const n = (await labelledContainers(docker, runDir)).length;
+        if (ok(n)) return n;
+        await Bun.sleep(500);
+      }
+      throw new Error(`waited 120 s for ${what}`);
+    };
+    try {
+      expect(await until((n) => n >= 2, "the episode containers")).toBe(2);
+    } finally {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+    expect(await until((n) => n === 0, "the reaper to remove the containers")).toBe(0);
+  }, 300_000);
+});
