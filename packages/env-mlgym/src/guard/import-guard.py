@@ -42,6 +42,18 @@ def plain(value, depth=0):
         if isinstance(value, base):
             return plain(base(value), depth + 1)
     raise ValueError(f"a {t.__module__}.{t.__qualname__}")
+
+def dumps(message):
+    """marshal bytes of `message` as exact builtin types: the fast path when marshal reads back what it was given
+    (a numpy scalar or any buffer comes back as bytes and differs: then `plain` converts or refuses it)."""
+    import marshal
+    try:
+        data = marshal.dumps(message)
+        if marshal.loads(data) == message:
+            return data
+    except ValueError:
+        pass
+    return marshal.dumps(plain(message))
 '''
 exec(PLAIN_SOURCE)
 
@@ -69,7 +81,7 @@ def recv():
     return marshal.loads(read_exact(n))
 
 def send(message):
-    data = marshal.dumps(message)
+    data = dumps(message)
     data = len(data).to_bytes(4, "little") + data
     while data:
         data = data[os.write(wfd, data):]
@@ -170,7 +182,7 @@ def main():
                 send(error_reply(error))
                 continue
             try:
-                send(("ok", result if type(result) in FAST else plain(result)))
+                send(("ok", result))
             except ValueError as error:
                 send(("uncrossable", f"{module}.{name} returned {error}, which cannot cross to the evaluation"))
 
@@ -256,9 +268,9 @@ class Host:
 
     def send(self, message):
         try:
-            data = marshal.dumps(message)
-        except ValueError:
-            fail(f"a call's arguments cannot cross to the agent's module ({describe_args(message)})")
+            data = dumps(message)
+        except ValueError as error:
+            fail(f"{describe_args(message)}() was called with {error}, which cannot cross to the agent's module")
         data = len(data).to_bytes(4, "little") + data
         try:
             while data:
@@ -416,10 +428,6 @@ def proxy(host, module, name):
     where = f"{module}.{name}"
 
     def call(*args, **kwargs):
-        try:
-            args, kwargs = plain(args), plain(kwargs)
-        except ValueError as error:
-            fail(f"{where}() was called with {error}, which cannot cross to the agent's module")
         reply = host.ask(("call", module, name, args, kwargs), f"{where}()")
         if reply[0] == "ok" and len(reply) == 2:
             return reply[1]
