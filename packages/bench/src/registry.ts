@@ -7,6 +7,7 @@ import { localBenchmark } from "./benchmarks/local.ts";
 import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
 import { quickstartBenchmark } from "./benchmarks/quickstart.ts";
+import { sandboxBenchmark } from "./benchmarks/sandbox.ts";
 import { storeBenchmark } from "./benchmarks/store.ts";
 import { treeBenchmark } from "./benchmarks/tree.ts";
 import type { BenchReport } from "./report.ts";
@@ -23,6 +24,7 @@ export const BENCHMARKS = {
   tree: treeBenchmark,
   audit: auditBenchmark,
   hosts: hostsBenchmark,
+  sandbox: sandboxBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -67,10 +67,9 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * Root commands that lay out a fresh workspace of `files` at `target`: a copy of the task's workspace,
-   * owned by the agent, with the read-only paths root-owned and unwritable. With `copy`, the read-only paths
-   * are hard links to the pristine bundle (`cp -al`: nothing of the data is copied; nobody but root can change
-   * them, and root's evaluation lays its files over them with `--remove-destination`); without, the paths
-   * already there (a snapshot's) are locked.
+   * owned by the agent (without `copy`: what a snapshot unpacked there), and the read-only paths hard links to
+   * the pristine bundle, root-owned and unwritable (`cp -al`: nothing of the data is copied; nobody but root can
+   * change them, and root's evaluation lays its files over them with `--remove-destination`).
    */
   private layoutCommands(files: TaskFiles, target: string, copy: boolean): string[] {
     const t = shellQuote(target);
@@ -81,11 +80,9 @@ export class DockerSandbox implements Sandbox {
       `rm -rf ${t} && mkdir -p ${t}`,
       copy ? this.copyWithoutReadOnly(files, `${shellQuote(this.taskDir(files))}/workspace`, t) : "true",
       `chown -R ${u}: ${t}`,
-      !ro
-        ? "true"
-        : copy
-          ? `for r in ${ro}; do p=${t}/"$r"; ${this.linkPristine(files, "$r", "$p")} && ${lock}; done; true`
-          : `for r in ${ro}; do p=${t}/"$r"; [ -e "$p" ] && ${lock}; done; true`,
+      ro
+        ? `for r in ${ro}; do p=${t}/"$r"; ${this.linkPristine(files, "$r", "$p")} && ${lock}; done; true`
+        : "true",
     ];
   }
 
@@ -93,12 +90,17 @@ export class DockerSandbox implements Sandbox {
     return `${AIR_DIR}/tasks/${files.key}`;
   }
 
-  /** A root command copying the tree `from` into `to` (both quoted) without the task's read-only paths. */
-  private copyWithoutReadOnly(files: TaskFiles, from: string, to: string): string {
+  /** A root command writing a tar of the tree `from` (quoted) without the task's read-only paths to stdout. */
+  private tarWithoutReadOnly(files: TaskFiles, from: string): string {
     const excludes = readOnlyPaths(files)
       .map((p) => `--exclude=${shellQuote(`./${p}`)}`)
       .join(" ");
-    return `tar -C ${from} --anchored ${excludes} -cf - . | tar -C ${to} -xf -`;
+    return `tar -C ${from} --anchored ${excludes} -cf - .`;
+  }
+
+  /** A root command copying the tree `from` into `to` (both quoted) without the task's read-only paths. */
+  private copyWithoutReadOnly(files: TaskFiles, from: string, to: string): string {
+    return `${this.tarWithoutReadOnly(files, from)} | tar -C ${to} -xf -`;
   }
 
   /** A root command hard-linking the pristine read-only path `$r` of the bundle to `$p` (shell words). */
@@ -288,10 +290,30 @@ export class DockerSandbox implements Sandbox {
     return { stdout, stderr, exitCode, timedOut: exitCode === 137 };
   }
 
+  /**
+   * Tar of the workspace without the read-only paths (a reset lays the pristine ones again): made by the root
+   * shell into a root-only file (the workspace checked to be a real directory first), fetched with the engine's
+   * archive API (not through the shell, whose output is capped), then removed.
+   */
   async snapshot(): Promise<Uint8Array> {
+    if (!this.files) throw new Error("sandbox has no task");
     const ws = shellQuote(this.workspace);
-    const b64 = await this.rootRun(`[ -d ${ws} ] && [ ! -L ${ws} ] && tar -C ${ws} -cf - . | base64 -w0`);
-    return new Uint8Array(Buffer.from(b64, "base64"));
+    const file = `${AIR_DIR}/snapshot.tar`;
+    await this.rootRun(
+      `rm -f ${file}; [ -d ${ws} ] && [ ! -L ${ws} ] && ${this.tarWithoutReadOnly(this.files, ws)} > ${file}`,
+    );
+    try {
+      const stream = await withTimeout(
+        this.container.getArchive({ path: file }),
+        this.options.timeoutMs,
+        "getArchive",
+      );
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+      return onlyFileOfTar(Buffer.concat(chunks));
+    } finally {
+      await this.rootRun(`rm -f ${file}`).catch(() => undefined);
+    }
   }
 
   async alive(): Promise<boolean> {
@@ -338,4 +360,22 @@ export class DockerSandbox implements Sandbox {
       () => undefined,
     );
   }
+}
+
+/** The content of the one regular file in a tar (the engine's archive of a single file; PAX headers skipped). */
+export function onlyFileOfTar(tar: Buffer): Uint8Array {
+  let at = 0;
+  while (at + 512 <= tar.length) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const size = Number.parseInt(
+      header.subarray(124, 136).toString("latin1").replace(/\0.*$/, "").trim() || "0",
+      8,
+    );
+    const type = String.fromCharCode(header[156] ?? 0);
+    const start = at + 512;
+    if (type === "0" || type === "\0") return new Uint8Array(tar.subarray(start, start + size));
+    at = start + Math.ceil(size / 512) * 512;
+  }
+  throw new Error("the engine's archive held no file");
 }

@@ -27,6 +27,7 @@ export {
   DockerHostsRuntime,
   type HostState,
 } from "./docker-hosts.ts";
+export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
 export { type ProcessOutput, runProcess } from "./process.ts";

@@ -187,9 +187,12 @@ export function contractSuite(subject: ContractSubject): void {
       const box = await acquire();
       let copy: Sandbox | undefined;
       try {
-        await box.exec("echo kept > kept.txt", 30_000);
+        // 5 MB: more than a shell's output holds (docker once sent snapshots through one)
+        await box.exec("echo kept > kept.txt; head -c 5000000 /dev/urandom > model.bin", 30_000);
         copy = await acquire(await box.snapshot());
-        expect((await copy.exec("cat kept.txt; cat data/train.csv", 30_000)).output).toBe("kept\nx,y\n1,2\n");
+        expect((await copy.exec("cat kept.txt; cat data/train.csv; wc -c < model.bin", 30_000)).output).toBe(
+          "kept\nx,y\n1,2\n5000000\n",
+        );
         await copy.exec("echo 9 >> data/train.csv", 30_000);
         expect((await copy.exec("cat data/train.csv", 30_000)).output).toBe("x,y\n1,2\n");
       } finally {
