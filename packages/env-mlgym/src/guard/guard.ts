@@ -3,8 +3,17 @@ import { shellQuote } from "@air/sandbox";
 import type { Task } from "../task.ts";
 import { guardNames, proxyProblem } from "./forgeable.ts";
 
-/** Source of air's import guard (`import-guard.py`), run with `python -c`. */
-export const IMPORT_GUARD = readFileSync(new URL("./import-guard.py", import.meta.url), "utf8");
+const source = (file: string) => readFileSync(new URL(file, import.meta.url), "utf8");
+
+/**
+ * Source of air's import guard, run with `python -c`: `import-guard.py` (the evaluation side) after
+ * `PLAIN_SOURCE` (`plain.py`, shared) and `HOST_SOURCE` (`host.py`, the agent's process) as string literals.
+ */
+export const IMPORT_GUARD = [
+  `PLAIN_SOURCE = ${JSON.stringify(source("./plain.py"))}`,
+  `HOST_SOURCE = ${JSON.stringify(source("./host.py"))}`,
+  source("./import-guard.py"),
+].join("\n");
 
 /** Exit status of an evaluation the guard ended (a proxy call hung, a value could not cross, the agent's process died). */
 export const GUARD_EXIT = 86;

@@ -1,11 +1,8 @@
-# air's import guard: runs an MLGym evaluation script unchanged while the agent's workspace modules run in a
-# separate, confined process. `python -c <this> [--trusted a.py,b.py] [--hidden c.py] [--call-timeout-s N]
-# -- evaluate.py [args]`. When the evaluation imports a workspace module that is neither trusted (evaluation
-# scripts, pristine files) nor hidden (secret files), it gets a proxy module: its functions are calls over a
-# pipe to the agent process, whose stdout, stderr and exit status never reach this process's output. Values
-# cross as marshal data (None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset; numpy
-# scalars become Python numbers); anything else, a call past the timeout or the agent process ending is an
-# evaluation error: a message on stderr and exit status 86, never a score.
+# air's import guard, evaluation side: `python -c <guard.ts IMPORT_GUARD> [--trusted a.py,b.py] [--hidden c.py]
+# [--call-timeout-s N] -- evaluate.py [args]` runs the evaluation script unchanged; a workspace module that is
+# neither trusted (evaluation scripts, pristine files) nor hidden (secrets) is imported as a proxy whose calls
+# cross a pipe to the agent's process (host.py). Anything that cannot cross, a call past the timeout or the
+# agent's process ending ends the evaluation: a message on stderr, exit status 86, never a score.
 import ctypes
 import importlib.machinery
 import importlib.util
@@ -21,164 +18,9 @@ GUARD_EXIT = 86
 MAX_MESSAGE = 64 << 20
 FAST = {type(None), bool, int, float, str}
 
-PLAIN_SOURCE = r'''
-PLAIN = {type(None), bool, int, float, complex, str, bytes}
-
-def plain(value, depth=0):
-    """`value` as exact builtin types (marshal writes any buffer, a numpy scalar or array, as bytes: never let
-    it); numpy scalars become Python numbers; anything else raises ValueError naming its type."""
-    if depth > 100:
-        raise ValueError("data nested too deeply")
-    t = type(value)
-    if t in PLAIN:
-        return value
-    if t is list or t is tuple or t is set or t is frozenset:
-        return t(plain(v, depth + 1) for v in value)
-    if t is dict:
-        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
-    if t.__module__ == "numpy" and getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
-        return plain(value.item(), depth + 1)
-    for base in (bool, int, float, complex, str, bytes, list, tuple, set, frozenset, dict):
-        if isinstance(value, base):
-            return plain(base(value), depth + 1)
-    raise ValueError(f"a {t.__module__}.{t.__qualname__}")
-'''
+# guard.ts defines PLAIN_SOURCE (plain.py: `plain`, `dumps`) and HOST_SOURCE (host.py) before this text.
 exec(PLAIN_SOURCE)
-
-HOST = PLAIN_SOURCE + r'''
-import ctypes, marshal, os, sys, traceback, types
-MAX_MESSAGE = 64 << 20
-FAST = {type(None), bool, int, float, str}
-rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
-
-buffer = bytearray()
-
-def read_exact(n):
-    global buffer
-    while len(buffer) < n:
-        b = os.read(rfd, max(n - len(buffer), 1 << 16))
-        if not b:
-            os._exit(0)
-        buffer += b
-    data = bytes(buffer[:n])
-    del buffer[:n]
-    return data
-
-def recv():
-    n = int.from_bytes(read_exact(4), "little")
-    return marshal.loads(read_exact(n))
-
-def send(message):
-    data = marshal.dumps(message)
-    data = len(data).to_bytes(4, "little") + data
-    while data:
-        data = data[os.write(wfd, data):]
-
-def landlock(read_roots):
-    """Confines this process with Landlock: no writes anywhere, reads only under read_roots, no TCP, no
-    signals to or abstract sockets of processes outside it. Returns the ABI, 0 when unavailable."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    if abi < 1:
-        return 0
-    fs = (1 << 13) - 1
-    if abi >= 2:
-        fs |= 1 << 13
-    if abi >= 3:
-        fs |= 1 << 14
-    if abi >= 5:
-        fs |= 1 << 15
-    net = 3 if abi >= 4 else 0
-    scoped = 3 if abi >= 6 else 0
-    attr = (ctypes.c_uint64 * 3)(fs, net, scoped)
-    size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
-    ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
-    if ruleset < 0:
-        return 0
-    read = 1 | (1 << 2) | (1 << 3)  # EXECUTE | READ_FILE | READ_DIR
-    for root in read_roots:
-        try:
-            fd = os.open(root, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue
-        rule = (ctypes.c_char * 12)()
-        ctypes.memmove(rule, ctypes.byref(ctypes.c_uint64(read)), 8)
-        ctypes.memmove(ctypes.byref(rule, 8), ctypes.byref(ctypes.c_int32(fd)), 4)
-        libc.syscall(445, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0))
-        os.close(fd)
-    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-    ok = libc.syscall(446, ruleset, ctypes.c_uint32(0)) == 0
-    os.close(ruleset)
-    return abi if ok else 0
-
-class Finder:
-    def __init__(self, sources):
-        self.sources = sources
-    def find_spec(self, name, path=None, target=None):
-        if path is None and name in self.sources:
-            import importlib.util
-            return importlib.util.spec_from_loader(name, self, origin=self.sources[name][0])
-        return None
-    def create_module(self, spec):
-        return None
-    def exec_module(self, module):
-        filename, source = self.sources[module.__name__]
-        module.__file__ = filename
-        exec(compile(source, filename, "exec"), module.__dict__)
-
-def crossing(value):
-    return plain(value)
-
-def describe(module):
-    exports = {}
-    for name, value in vars(module).items():
-        if name.startswith("__"):
-            continue
-        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
-            exports[name] = ("call", None)
-        else:
-            try:
-                exports[name] = ("data", crossing(value))
-            except ValueError as error:
-                exports[name] = ("opaque", str(error))
-    return exports
-
-def error_reply(error):
-    return ("raise", type(error).__name__, str(error)[:4000], traceback.format_exc()[-4000:])
-
-def main():
-    config = recv()
-    landlock(config["read_roots"])
-    sys.meta_path.insert(0, Finder(config["sources"]))
-    sys.argv = [config["argv0"]]
-    modules = {}
-    while True:
-        message = recv()
-        if message[0] == "import":
-            try:
-                module = __import__(message[1])
-                modules[message[1]] = module
-                send(("exports", describe(module)))
-            except BaseException as error:
-                send(error_reply(error))
-        elif message[0] == "call":
-            _, module, name, args, kwargs = message
-            try:
-                result = getattr(modules[module], name)(*args, **kwargs)
-            except BaseException as error:
-                send(error_reply(error))
-                continue
-            try:
-                send(("ok", result if type(result) in FAST else plain(result)))
-            except ValueError as error:
-                send(("uncrossable", f"{module}.{name} returned {error}, which cannot cross to the evaluation"))
-
-try:
-    main()
-finally:
-    os._exit(0)
-'''
+HOST = PLAIN_SOURCE + HOST_SOURCE
 
 
 def fail(message):
@@ -256,9 +98,9 @@ class Host:
 
     def send(self, message):
         try:
-            data = marshal.dumps(message)
-        except ValueError:
-            fail(f"a call's arguments cannot cross to the agent's module ({describe_args(message)})")
+            data = dumps(message)
+        except ValueError as error:
+            fail(f"{describe_args(message)}() was called with {error}, which cannot cross to the agent's module")
         data = len(data).to_bytes(4, "little") + data
         try:
             while data:
@@ -416,10 +258,6 @@ def proxy(host, module, name):
     where = f"{module}.{name}"
 
     def call(*args, **kwargs):
-        try:
-            args, kwargs = plain(args), plain(kwargs)
-        except ValueError as error:
-            fail(f"{where}() was called with {error}, which cannot cross to the agent's module")
         reply = host.ask(("call", module, name, args, kwargs), f"{where}()")
         if reply[0] == "ok" and len(reply) == 2:
             return reply[1]

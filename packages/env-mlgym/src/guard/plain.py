@@ -1,0 +1,34 @@
+# Shared by both sides of air's import guard (prepended to it and to the agent's process by guard.ts):
+# values cross the pipe as exact builtin types.
+PLAIN = {type(None), bool, int, float, complex, str, bytes}
+
+def plain(value, depth=0):
+    """`value` as exact builtin types (marshal writes any buffer, a numpy scalar or array, as bytes: never let
+    it); numpy scalars become Python numbers; anything else raises ValueError naming its type."""
+    if depth > 100:
+        raise ValueError("data nested too deeply")
+    t = type(value)
+    if t in PLAIN:
+        return value
+    if t is list or t is tuple or t is set or t is frozenset:
+        return t(plain(v, depth + 1) for v in value)
+    if t is dict:
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+    if t.__module__ == "numpy" and getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return plain(value.item(), depth + 1)
+    for base in (bool, int, float, complex, str, bytes, list, tuple, set, frozenset, dict):
+        if isinstance(value, base):
+            return plain(base(value), depth + 1)
+    raise ValueError(f"a {t.__module__}.{t.__qualname__}")
+
+def dumps(message):
+    """marshal bytes of `message` as exact builtin types: the fast path when marshal reads back what it was given
+    (a numpy scalar or any buffer comes back as bytes and differs: then `plain` converts or refuses it)."""
+    import marshal
+    try:
+        data = marshal.dumps(message)
+        if marshal.loads(data) == message:
+            return data
+    except ValueError:
+        pass
+    return marshal.dumps(plain(message))
