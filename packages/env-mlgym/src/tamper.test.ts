@@ -14,12 +14,13 @@ const KNOWN_GAME = join(import.meta.dir, "..", "fixtures", "known-game");
 
 describe("tamper flags", () => {
   test("the quickstart's honest commands and scores raise no flag", async () => {
-    const toml = Bun.TOML.parse(readFileSync(join(REPO_ROOT, "configs", "quickstart.toml"), "utf8")) as {
-      inference: { tiny: { commands: string[] } };
-    };
+    // The quickstart's tiny model (its [model] name) has the commands it can emit as its vocabulary.
+    const model = JSON.parse(
+      readFileSync(join(REPO_ROOT, "configs", "models", "quickstart", "config.json"), "utf8"),
+    ) as { commands: string[] };
     const ctx = tamperContext(await loadTask(REPO_ROOT, "apartmentRent"));
-    expect(toml.inference.tiny.commands.length).toBeGreaterThan(5);
-    for (const command of toml.inference.tiny.commands) expect(tamperFlags(ctx, { command })).toEqual([]);
+    expect(model.commands.length).toBeGreaterThan(5);
+    for (const command of model.commands) expect(tamperFlags(ctx, { command })).toEqual([]);
     expect(tamperFlags(ctx, { command: "validate", scores: { r2: 0.92, rmse: 120 } })).toEqual([]);
   });
 
