@@ -12,7 +12,7 @@ import {
   tempDir,
 } from "@air/launcher/testing";
 import { checkStepLines, perStepLogLines } from "@air/loggers/testing";
-import { commandPaths, documentedCommands, documentedOutputs, runDirOf } from "./docs.ts";
+import { commandPaths, documentedCommands, documentedOutputs, runDirOf } from "./test-docs.ts";
 
 /**
  * configs/dataset/debug.toml as its comment tells a user to use it, at its own step count: `bun run rl` it (the

@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { REPO_ROOT } from "@air/launcher/testing";
-import { type DocCommand, documentedCommands, documentedOutputs, problemsOf, validateArgv } from "./docs.ts";
+import {
+  type DocCommand,
+  documentedCommands,
+  documentedOutputs,
+  problemsOf,
+  validateArgv,
+} from "./test-docs.ts";
 
 /**
  * The commands in README.md, docs/*.md and the comments of configs/*.toml, read from the files at test time:

@@ -12,7 +12,7 @@ import {
   survivors,
 } from "@air/launcher/testing";
 import { checkStepLines, perStepLogLines } from "@air/loggers/testing";
-import { documentedOutputs } from "./docs.ts";
+import { documentedOutputs } from "./test-docs.ts";
 
 /**
  * The quickstart, end to end with no mocks between the parts: the launcher starts the tiny policy server and
