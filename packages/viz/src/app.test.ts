@@ -168,6 +168,14 @@ describe("pages", () => {
         observation: "o",
       })
       .run();
+    // Only a rollout of a run that is still running (fresh heartbeat) gets the live block.
+    const before = writer.$client.query("SELECT status FROM runs WHERE id = ?").get(importedRun) as {
+      status: string;
+    };
+    writer.$client.run("UPDATE runs SET status = 'running', heartbeat_at = ? WHERE id = ?", [
+      Date.now(),
+      importedRun,
+    ]);
     writer.$client.close();
     const page = await get(`/runs/${importedRun}/trajectories/live-1`);
     expect(page.text).toContain(`data-fragment="/runs/${importedRun}/fragments/turns/live-1"`);
@@ -178,6 +186,10 @@ describe("pages", () => {
     expectEscaped(fragment.text);
     expect((await get("/runs/1/trajectories/s0-r1")).text).not.toContain("data-fragment");
     expect((await get("/runs/1/fragments/turns/nope")).status).toBe(404);
+    const restore = openStore(dbPath);
+    restore.$client.run("UPDATE runs SET status = ? WHERE id = ?", [before.status, importedRun]);
+    restore.$client.close();
+    expect((await get(`/runs/${importedRun}/trajectories/live-1`)).text).not.toContain('id="live"');
   });
 
   test("compare shows two trajectories side by side", async () => {
