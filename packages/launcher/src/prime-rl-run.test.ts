@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
@@ -71,8 +71,11 @@ test("a resume loads the newest checkpoint at or before the resume point; later 
   for (const s of [1, 3])
     mkdirSync(join(outputDir, "checkpoints", `step_${s}`, "trainer"), { recursive: true });
   // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
+  writeFileSync(join(runDir, "metrics.jsonl"), [1, 2, 3].map((step) => `{"step": ${step}}\n`).join(""));
   const prepared = preparePrimeRlRunDir(config, 2, true);
   expect(prepared).toMatchObject({ primeStep: 2, resumeStep: 1 });
+  // the trainer ran ahead to step 3 before it died: that row goes, as the step is trained again
+  expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe('{"step": 1}\n{"step": 2}\n');
   expect(readdirSync(join(outputDir, "checkpoints"))).toEqual(["step_1"]);
   expect(readdirSync(join(runDir, "rollouts")).sort()).toEqual(["step_1", "step_2"]);
   const toml = await primeRlTrainerToml(config, { resumeStep: prepared.resumeStep });

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   checkpointDir,
@@ -50,6 +50,24 @@ export function preparePrimeRlRunDir(
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
+  // The trainer may have run ahead of air before it died: its metrics rows past the resume point are of steps that
+  // are trained again (from the checkpoint), so they go, as their batches and broadcasts do.
+  if (primeStep !== undefined && existsSync(paths.metricsFile)) {
+    const lines = readFileSync(paths.metricsFile, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "");
+    const kept = lines.filter((l) => {
+      try {
+        return !(((JSON.parse(l) as { step?: unknown }).step as number) > primeStep);
+      } catch {
+        return true;
+      }
+    });
+    if (kept.length < lines.length) {
+      writeFileSync(paths.metricsFile, kept.map((l) => `${l}\n`).join(""));
+      removed.push(`${paths.metricsFile} (${lines.length - kept.length} row(s) past step ${primeStep})`);
+    }
+  }
   // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
   if (!resume)
     for (const stale of [join(config.runDir, "final-weights"), join(config.runDir, "final-weights.json")])

@@ -185,6 +185,28 @@ describe("a crashed trainer is restarted (real tiny server and trainer)", () => 
     expect(survivors(run, runDir)).toEqual([]);
   }, 180_000);
 
+  test("SIGKILL in step 1 (only the startup broadcasts/step_0 exists): restarted fresh, never resume.step = 0", async () => {
+    const { run, runDir, metrics } = await launchDebug(4, 1);
+    const stable = join(runDir, "prime-rl", "broadcasts", "step_0", "STABLE");
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(stable) && Date.now() < deadline) await Bun.sleep(20);
+    expect(existsSync(stable)).toBe(true);
+    const pid = await trainerPid(runDir, []);
+    const rows = () =>
+      existsSync(metrics) ? readFileSync(metrics, "utf8").trim().split("\n").filter(Boolean).length : 0;
+    process.kill(pid, "SIGKILL");
+    expect(rows()).toBe(0); // killed before step 1 was trained
+    expect(await run.done).toBe(0);
+    expect(run.stderr()).toContain("restarting the trainer (restart 1 of 1)");
+    expect(readFileSync(join(runDir, "configs", "trainer.toml"), "utf8")).not.toContain("[resume]");
+    const steps = readFileSync(metrics, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { step: number }).step);
+    expect(steps).toEqual([1, 2, 3, 4]);
+    expect(survivors(run, runDir)).toEqual([]);
+  }, 180_000);
+
   test("past max_restarts the run stops with exit 1 naming the bound, nothing left", async () => {
     const { run, runDir, metrics } = await launchDebug(40, 1);
     await metricsRows(metrics, 1);
