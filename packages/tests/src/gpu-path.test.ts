@@ -190,7 +190,7 @@ describe.skipIf(!haveSid)(
   () => {
     for (const c of CASES) {
       test(
-        `${c.config}: ${c.ranks} rank(s), ${c.transport}`,
+        `${c.config}: ${c.ranks} rank(s), ${c.transport}${c.router ? ", router on" : ""}`,
         async () => {
           const { code, runDir, run } = await runConfig(c);
           if (code !== 0) throw new Error(`launcher exited ${code}:\n${run.stderr().slice(-4000)}`);
