@@ -202,10 +202,13 @@ describe.skipIf(!haveSid)(
           // Every rank trained every step: the trainer's sample count is over all ranks, and each rank read its own file.
           expect(trainedSteps(runDir).every((n) => n > 0)).toBe(true);
           const prime = join(runDir, "prime-rl");
-          if (c.transport === "filesystem")
-            expect(readdirSync(join(prime, "rollouts", "step_1")).sort()).toEqual(
-              Array.from({ length: c.ranks }, (_, r) => `rank_${r}.bin`).sort(),
-            );
+          if (c.transport === "filesystem") {
+            // The newest step's batch (older ones are pruned behind the checkpoints): one file per derived data rank.
+            const steps = readdirSync(join(prime, "rollouts")).map((d) => Number(d.replace("step_", "")));
+            const newest = join(prime, "rollouts", `step_${Math.max(...steps)}`);
+            const want = Array.from({ length: c.ranks }, (_, r) => `rank_${r}.bin`).sort();
+            expect(readdirSync(newest).sort()).toEqual(want);
+          }
           expect(existsSync(join(prime, "broadcasts", "step_2", "STABLE"))).toBe(true);
           expect(survivors(run, runDir)).toEqual([]);
         },

@@ -107,7 +107,7 @@ beforeAll(async () => {
     primeRl.configSchema.parse({ poll_ms: 20, weights_timeout_ms: 60_000 }),
     ctx,
   );
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
@@ -153,6 +153,6 @@ describe("tiny trainer + server through prime-rl's transport", () => {
   }, 120_000);
 
   test("SIGTERM stops the trainer cleanly", async () => {
-    expect(await trainerProc.stop(5_000)).toBe(0);
+    expect(await trainerProc.stop(30_000)).toBe(0);
   });
 });

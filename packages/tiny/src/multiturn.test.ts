@@ -137,7 +137,7 @@ beforeAll(async () => {
     emit: () => {},
   };
   trainer = await primeRl.create(primeRl.configSchema.parse({ poll_ms: 20 }), ctx);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
