@@ -112,7 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
   rmSync(root, { recursive: true, force: true });
-});
+}, 60_000);
 
 describe("tiny trainer + server through prime-rl's transport", () => {
   test("rewarding one command raises its probability; mismatch ≈ 0; STABLE and metrics every step", async () => {
@@ -154,5 +154,5 @@ describe("tiny trainer + server through prime-rl's transport", () => {
 
   test("SIGTERM stops the trainer cleanly", async () => {
     expect(await trainerProc.stop(30_000)).toBe(0);
-  });
+  }, 60_000);
 });

@@ -142,7 +142,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
   rmSync(root, { recursive: true, force: true });
-});
+}, 60_000);
 
 test("two-turn episodes as interleaved samples: the right command sequence is learned, mismatch 0", async () => {
   const success = [await successProbability()];

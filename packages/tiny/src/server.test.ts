@@ -46,12 +46,12 @@ beforeAll(async () => {
   writeTinyConfig(join(dir, "tiny.json"), { port: 0, commands: COMMANDS, seed: 3 });
   server = await startTiny(TINY_SERVER_SCRIPT, join(dir, "tiny.json"));
   base = `http://127.0.0.1:${server.ready.port}`;
-});
+}, 120_000);
 
 afterAll(async () => {
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 describe("tiny server routes", () => {
   test("GET /health and /v1/models", async () => {
