@@ -24,28 +24,38 @@ export interface CpuRun {
    * minutes per step on 2 CPU cores).
    */
   mlgym: boolean;
-  /** `[inference] kind = "external"`: the URL of a server the test started (as the config tells users to). */
+  /** `[inference] kind = "external"`: the server the test started (as the config tells users to): its router's URL
+   * and its engine's (`[policy] admin_url`, one per base_url). */
   externalUrl?: string;
+  externalAdminUrl?: string;
+  /** A launched server with prime-rl's router on (`[inference] router = true`, the engine on `backendPort`). */
+  router?: { backendPort: number };
   transport: "filesystem" | "zmq";
 }
 
 /**
  * The documented overrides that run a shipped GPU config on CPU through the GPU code path: the model (a tiny model
  * directory), the entrypoints (inference command, torchrun command and module), the device, the tasks where CI
- * lacks MLGym, and the run's plumbing (output dir, ports, 2 steps). `data_world_size` is given explicitly (it
- * equals the trainer ranks) until the launcher derives it.
+ * lacks MLGym, and the run's plumbing (output dir, ports, 2 steps). `data_world_size` is not given: the launcher
+ * derives it from the trainer "GPUs", as prime-rl's `rl` does.
  * @example cpuOverrides({ out: "/tmp/o", port: 8000, masterPort: 29500, zmqPort: 5555, ranks: 5, mlgym: true, transport: "zmq" })
  */
 export function cpuOverrides(o: CpuRun): string[] {
   const model = join(STAND_INS.models, o.mlgym ? "quickstart" : "algebra-mc");
   const url = o.externalUrl ?? `http://127.0.0.1:${o.port}`;
   const server = o.externalUrl
-    ? [`--inference.url="${o.externalUrl}"`]
+    ? [
+        `--inference.url="${o.externalUrl}"`,
+        `--policy.base_url=["${o.externalUrl}/v1"]`,
+        ...(o.externalAdminUrl ? [`--policy.admin_url=["${o.externalAdminUrl}/v1"]`] : []),
+      ]
     : [
         `--inference.kind="prime-rl"`,
         `--inference.command=["${STAND_INS.inference}"]`,
         `--inference.port=${o.port}`,
         "--inference.startup_timeout_ms=120000",
+        `--policy.base_url="${url}/v1"`,
+        ...(o.router ? ["--inference.router=true", `--inference.backend_port=${o.router.backendPort}`] : []),
       ];
   const tasks = o.mlgym
     ? [
@@ -62,13 +72,11 @@ export function cpuOverrides(o: CpuRun): string[] {
     `--model.name="${model}"`,
     `--deployment.device="cpu"`,
     ...server,
-    `--policy.base_url="${url}/v1"`,
     `--trainer_process.command=["${STAND_INS.torchrun}"]`,
     `--trainer_process.module="air_tiny.trainer"`,
     `--trainer_process.env={PYTHONPATH="${STAND_INS.pythonPath}"}`,
     `--trainer_process.master_port=${o.masterPort}`,
     "--trainer_process.startup_timeout_ms=300000",
-    `--trainer.data_world_size=${o.ranks}`,
     `--trainer.transport="${o.transport}"`,
     `--trainer.zmq_port=${o.zmqPort}`,
     ...tasks,

@@ -107,12 +107,12 @@ beforeAll(async () => {
     primeRl.configSchema.parse({ poll_ms: 20, weights_timeout_ms: 60_000 }),
     ctx,
   );
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
   rmSync(root, { recursive: true, force: true });
-});
+}, 60_000);
 
 describe("tiny trainer + server through prime-rl's transport", () => {
   test("rewarding one command raises its probability; mismatch ≈ 0; STABLE and metrics every step", async () => {
@@ -153,6 +153,6 @@ describe("tiny trainer + server through prime-rl's transport", () => {
   }, 120_000);
 
   test("SIGTERM stops the trainer cleanly", async () => {
-    expect(await trainerProc.stop(5_000)).toBe(0);
-  });
+    expect(await trainerProc.stop(30_000)).toBe(0);
+  }, 60_000);
 });

@@ -137,12 +137,12 @@ beforeAll(async () => {
     emit: () => {},
   };
   trainer = await primeRl.create(primeRl.configSchema.parse({ poll_ms: 20 }), ctx);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await Promise.all([server?.stop(), trainerProc?.stop()]);
   rmSync(root, { recursive: true, force: true });
-});
+}, 60_000);
 
 test("two-turn episodes as interleaved samples: the right command sequence is learned, mismatch 0", async () => {
   const success = [await successProbability()];

@@ -19,7 +19,7 @@ export interface TinyProcess {
 export async function startTiny(
   script: string,
   configFile: string,
-  timeoutMs = 30_000,
+  timeoutMs = 90_000,
   extraEnv: Record<string, string> = {},
 ): Promise<TinyProcess> {
   const config = (await Bun.file(configFile).json()) as TinyConfig;

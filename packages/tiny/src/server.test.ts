@@ -46,12 +46,12 @@ beforeAll(async () => {
   writeTinyConfig(join(dir, "tiny.json"), { port: 0, commands: COMMANDS, seed: 3 });
   server = await startTiny(TINY_SERVER_SCRIPT, join(dir, "tiny.json"));
   base = `http://127.0.0.1:${server.ready.port}`;
-});
+}, 120_000);
 
 afterAll(async () => {
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 describe("tiny server routes", () => {
   test("GET /health and /v1/models", async () => {
@@ -207,7 +207,7 @@ describe("tiny server routes", () => {
   test("SIGTERM stops the server cleanly", async () => {
     writeTinyConfig(join(dir, "other.json"), { port: 0, commands: COMMANDS });
     const other = await startTiny(TINY_SERVER_SCRIPT, join(dir, "other.json"));
-    expect(await other.stop(5_000)).toBe(0);
+    expect(await other.stop(30_000)).toBe(0);
   });
 
   test("SIGTERM with generations in flight exits 0 (a normal interpreter exit aborted with SIGABRT half the time)", async () => {
