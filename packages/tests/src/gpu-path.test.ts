@@ -12,7 +12,7 @@ import {
   startLauncher,
   survivors,
 } from "@air/launcher/testing";
-import { type CpuRun, cpuOverrides, STAND_INS } from "./gpu-path.ts";
+import { type CpuRun, cpuOverrides, STAND_INS } from "./test-gpu-path.ts";
 
 /**
  * Every shipped prime-rl config runs 2 steps on CPU through the GPU code path: the launcher's torchrun branch
