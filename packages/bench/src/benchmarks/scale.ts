@@ -14,6 +14,7 @@ const LLM: LatencySpec = { dist: "lognormal", median_ms: 6000, spread: 0.3 };
 const ENV: LatencySpec = { dist: "lognormal", median_ms: 1000, spread: 0.3 };
 const WORKER = `${import.meta.dir}/scale-worker.ts`;
 const SERVERS = 4;
+const WORKER_TIMEOUT_MS = Number(process.env.AIR_BENCH_SCALE_WORKER_S ?? 1500) * 1000;
 const TURNS = 30;
 const COMPLETION_TOKENS = 100;
 const TASK_CHARS = 1500;
@@ -76,9 +77,18 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
           seed: 300 + rep,
         };
         const cpu0 = sims.map((s) => procCpuMs(s.pid));
-        const sample = await runWorker<ScaleSample>(WORKER, input, 590_000, {
-          BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, c.inFlight * 2)),
-        });
+        let sample: ScaleSample;
+        try {
+          sample = await runWorker<ScaleSample>(WORKER, input, WORKER_TIMEOUT_MS, {
+            BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, c.inFlight * 2)),
+          });
+        } catch (error) {
+          // A case that cannot finish on this machine is a row that says so, not a lost benchmark.
+          sample = failedSample(
+            c.inFlight,
+            error instanceof Error ? error.message.slice(0, 200) : String(error),
+          );
+        }
         const serverCpu = sims.reduce((a, s, i) => a + procCpuMs(s.pid) - (cpu0[i] ?? 0), 0);
         process.stderr.write(
           `[scale] ${c.label} rep ${rep + 1}: ${fmt(sample.throughput)} of ${fmt(sample.bound)} turns/s, ` +
@@ -177,6 +187,38 @@ function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): BenchRepo
         "in-flight — everything the orchestrator holds per rollout (trajectory, token ids, logprobs, messages, " +
         "pending requests, the logger's queue). Its goal is 1.5 × (4 bytes × the rollout's tokens + its " +
         "conversation's characters) at that moment.",
+      ...failedNote(rows),
     ],
   };
+}
+
+function failedSample(inFlight: number, status: string): ScaleSample {
+  const nan = Number.NaN;
+  return {
+    inFlight,
+    status,
+    turns: 0,
+    wallS: nan,
+    throughput: nan,
+    bound: nan,
+    cpuMsPerTurn: nan,
+    windowCpuMsPerTurn: nan,
+    windowCores: nan,
+    heapPerRolloutKb: nan,
+    goalPerRolloutKb: nan,
+    meanTokens: nan,
+    meanTextChars: nan,
+    rssPeakMb: nan,
+    rssPerRolloutKb: nan,
+    gcPauseMs: nan,
+    generateOverheadMs: nan,
+    load1: nan,
+  };
+}
+
+function failedNote(rows: Map<string, Row[]>): string[] {
+  const failed = [...rows.entries()].flatMap(([label, list]) =>
+    list.filter((r) => r.status !== "completed").map((r) => `${label}: ${r.status}`),
+  );
+  return failed.length > 0 ? [`Runs that did not complete: ${failed.join("; ")}`] : [];
 }
