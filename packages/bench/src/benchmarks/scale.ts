@@ -187,6 +187,7 @@ function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): BenchRepo
         "in-flight — everything the orchestrator holds per rollout (trajectory, token ids, logprobs, messages, " +
         "pending requests, the logger's queue). Its goal is 1.5 × (4 bytes × the rollout's tokens + its " +
         "conversation's characters) at that moment.",
+      limitsNote(rows),
       ...failedNote(rows),
     ],
   };
@@ -221,4 +222,35 @@ function failedNote(rows: Map<string, Row[]>): string[] {
     list.filter((r) => r.status !== "completed").map((r) => `${label}: ${r.status}`),
   );
   return failed.length > 0 ? [`Runs that did not complete: ${failed.join("; ")}`] : [];
+}
+
+/** What each case needed at its bound, in cores, against what it got: where a core saturates. */
+function limitsNote(rows: Map<string, Row[]>): string {
+  const median = (list: Row[], f: (r: Row) => number) => spread(list.map(f)).median;
+  const parts = [...rows.entries()].map(([label, list]) => {
+    const c = median(list, (r) => r.cpuMsPerTurn);
+    const bound = median(list, (r) => r.bound);
+    return (
+      `${label}: the orchestrator needs ${fmt((c * bound) / 1000)} core at the bound ` +
+      `(${fmt(c)} ms × ${fmt(bound)} turns/s) and the sim servers ${fmt((median(list, (r) => r.serverCpuMsPerTurn) * bound) / 1000)}; ` +
+      `it used ${fmt(median(list, (r) => r.windowCores))} core in the steady window, and each turn waited ` +
+      `${fmt(median(list, (r) => r.generateOverheadMs))} ms beyond the simulated latency`
+    );
+  });
+  const c = spread(
+    [...rows.values()]
+      .flat()
+      .filter((r) => r.status === "completed" && r.meanTokens < 10_000)
+      .map((r) => r.cpuMsPerTurn),
+  ).median;
+  return (
+    `What limits throughput: ${parts.join("; ")}. The turns waited while the orchestrator used a tenth of a ` +
+    "core: probably the machine's other work (the load average column, 2 cores) left each process about that " +
+    "share, so the sims' timers and the orchestrator's event loop ran late, which shows as generate overhead " +
+    "rather than orchestrator CPU (not verified: a run on an idle machine would tell). " +
+    `One core does 1000 ÷ ${fmt(c)} ≈ ${fmt(1000 / c)} turns/s at 8k contexts, so it saturates at about ` +
+    `${fmt((1000 / c) * 7.3)} rollouts in flight with this benchmark's 7.3 s turns (docs/SCALING.md). Most of a turn's ` +
+    "CPU is Bun's fetch and JSON.parse of the answer, which carries every prompt token id each turn (vLLM's " +
+    "return_token_ids), so CPU per turn grows with the context (the 32k row)."
+  );
 }
