@@ -86,8 +86,8 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "tree", title: "8. Tree rollouts" },
   { name: "audit", title: "9. Task audit" },
   { name: "hosts", title: "10. Docker hosts" },
-  { name: "scale", title: "11. Internet scale, simulated" },
-  { name: "scale-store", title: "12. Store and dashboard at scale" },
+  { name: "scale", title: "12. Internet scale, simulated" },
+  { name: "scale-store", title: "13. Store and dashboard at scale" },
 ];
 
 const HEADER = [

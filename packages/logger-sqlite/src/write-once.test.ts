@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { EventBus, type Turn } from "@air/core";
+import { EventBus, type Message, type Turn } from "@air/core";
 import { makeTrajectory, makeTurn } from "@air/core/testing";
 import { openStore, type StoreDb } from "./open.ts";
 import { readTrajectory } from "./read.ts";
@@ -124,5 +124,52 @@ describe("each turn is written once", () => {
     const t = readTrajectory(db, recorder.runId, "c")!;
     expect(t.turns).toHaveLength(2);
     expect(t.trajectory).toMatchObject({ attempt: 1, turnCount: 2 });
+  });
+});
+
+describe("a 30-turn trajectory with a growing prompt", () => {
+  test("each row holds only its turn's new text, and the trajectory reads back whole", async () => {
+    const initial = [
+      { role: "system" as const, content: "sys" },
+      { role: "user" as const, content: "task ".repeat(100) },
+    ];
+    const conversation: Message[] = [...initial];
+    const list: Turn[] = [];
+    for (let index = 0; index < 30; index++) {
+      const turn = makeTurn({
+        index,
+        promptMessages: [...conversation],
+        completionText: `reply ${index} `.repeat(20),
+        observation: `observation ${index} `.repeat(40),
+      });
+      list.push(turn);
+      conversation.push(
+        { role: "assistant", content: turn.completionText },
+        { role: "user", content: turn.observation },
+      );
+    }
+    await rollout("long", list, true);
+    const rows = db.$client
+      .query(
+        "SELECT idx, prompt_messages_json AS p, prompt_from_previous AS f, completion, observation FROM turns ORDER BY idx",
+      )
+      .all() as Array<{ idx: number; p: string; f: number; completion: string; observation: string }>;
+    expect(rows).toHaveLength(30);
+    expect(JSON.parse(rows[0]?.p ?? "")).toEqual(initial);
+    for (const [k, row] of rows.entries()) {
+      expect(row.completion).toBe(list[k]?.completionText ?? "");
+      expect(row.observation).toBe(list[k]?.observation ?? "");
+      // Turn k's prompt adds turn k-1's reply and observation: stored as a flag, not a second copy.
+      if (k > 0) expect([row.p, row.f]).toEqual(["[]", 1]);
+    }
+    const storedText = rows.reduce((a, r) => a + r.p.length + r.completion.length + r.observation.length, 0);
+    const promptText = list.reduce(
+      (a, t) => a + t.promptMessages.reduce((b, m) => b + m.content.length, 0),
+      0,
+    );
+    expect(storedText).toBeLessThan(promptText / 10);
+    const back = readTrajectory(db, recorder.runId, "long")!;
+    expect(back.turns.map((t) => t.prompt)).toEqual(list.map((t) => t.promptMessages));
+    expect(back.trajectory).toMatchObject({ turnCount: 30 });
   });
 });
