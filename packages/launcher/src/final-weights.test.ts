@@ -82,3 +82,68 @@ test("weights without a config on this machine say what to add; no finished step
   rmSync(join(config.runDir, "progress.json"));
   expect(exportFinalWeights(config)).toBeUndefined();
 });
+
+test("a tiny model's final weights are served by the tiny inference stand-in, with the trained weights", async () => {
+  const out = tempDir("final-tiny");
+  const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
+    `--run.output_dir="${out}"`,
+  ]);
+  const { runDir } = primeRlPaths(config);
+  const dir0 = join(runDir, "broadcasts", "step_1");
+  mkdirSync(dir0, { recursive: true });
+  // The trainer's broadcast: the seed's model with its weights shifted (as a step would change them).
+  const save = Bun.spawnSync(
+    [
+      "/usr/bin/python3",
+      "-c",
+      "import sys, torch; from air_tiny import model as tm\n" +
+        "m = tm.build_model(tm.load_model_config(sys.argv[1]))\n" +
+        "with torch.no_grad():\n    [p.add_(0.3) for p in m.parameters()]\n" +
+        "tm.save_weights(m, sys.argv[2])",
+      config.root.model.name,
+      dir0,
+    ],
+    { env: { ...process.env, PYTHONPATH: join(REPO_ROOT, "packages", "tiny", "py") }, stderr: "pipe" },
+  );
+  expect(save.exitCode, save.stderr.toString()).toBe(0);
+  writeFileSync(join(dir0, "STABLE"), "");
+  writeProgress(config.runDir, { lastCompletedStep: 0, updatedAt: new Date().toISOString(), metrics: {} });
+  const w = exportFinalWeights(config);
+  const dir = w?.dir as string;
+  expect(w?.serve).toBe(`${join(REPO_ROOT, "packages", "tiny", "bin", "inference")} --vllm.model ${dir}`);
+  // The printed command serves (on a free port, router off) the trained weights, not the seed's.
+  const logprobs = async (model: string) => {
+    const argv = [...(w?.serve.split(" ") ?? []).slice(0, 1), "--vllm.model", model];
+    const proc = Bun.spawn([...argv, "--server.port", "0", "--router", "None"], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const reader = proc.stdout.getReader();
+      let text = "";
+      while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+      const port = (JSON.parse(text.split("\n")[0] as string) as { port: number }).port;
+      const r = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({
+          messages: [{ role: "user", content: "go" }],
+          logprobs: true,
+          seed: 1,
+          max_tokens: 1,
+        }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const body = (await r.json()) as {
+        choices: Array<{ logprobs: { content: Array<{ logprob: number }> } }>;
+      };
+      return body.choices[0]?.logprobs.content[0]?.logprob;
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  };
+  const trained = await logprobs(dir);
+  const seed = await logprobs(config.root.model.name);
+  expect(typeof trained).toBe("number");
+  expect(trained).not.toBe(seed);
+}, 120_000);

@@ -4,6 +4,7 @@ import {
   linkSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -27,6 +28,18 @@ export interface FinalWeights {
   loadable: boolean;
   /** A command that serves it. */
   serve: string;
+}
+
+/** The CPU stand-in for prime-rl's `inference` entrypoint, which serves air's tiny models (vLLM does not). */
+const TINY_INFERENCE = join(import.meta.dir, "..", "..", "tiny", "bin", "inference");
+
+/** true when `dir` holds a tiny model (config.json with model_type "air-tiny", packages/tiny). */
+function isTinyModel(dir: string): boolean {
+  try {
+    return JSON.parse(readFileSync(join(dir, "config.json"), "utf8")).model_type === "air-tiny";
+  } catch {
+    return false;
+  }
 }
 
 /** Files of a Hugging Face model dir that make weights loadable by transformers and vLLM (never the weights). */
@@ -97,9 +110,11 @@ export function exportFinalWeights(
   const loadable = existsSync(join(dir, lora ? "adapter_config.json" : "config.json"));
   const serve = lora
     ? `vllm serve ${model} --enable-lora --lora-modules air=${dir}`
-    : loadable
-      ? `vllm serve ${dir}`
-      : `copy ${model}'s config.json and tokenizer files into ${dir}, then: vllm serve ${dir}`;
+    : isTinyModel(dir)
+      ? `${TINY_INFERENCE} --vllm.model ${dir}`
+      : loadable
+        ? `vllm serve ${dir}`
+        : `copy ${model}'s config.json and tokenizer files into ${dir}, then: vllm serve ${dir}`;
   const result: FinalWeights = { dir, kind: lora ? "lora" : "full", step: last, source, loadable, serve };
   writeFileSync(join(config.runDir, "final-weights.json"), `${JSON.stringify(result, null, 2)}\n`);
   return result;

@@ -32,12 +32,12 @@ PAUSE_WAIT_S = 600
 
 
 class PolicyState:
-    def __init__(self, config, settings):
+    def __init__(self, config, settings, model=None):
         self.config = {**config, "model_name": settings["served_model_name"] or settings["model"]}
         self.config["max_model_len"] = settings["max_model_len"] or config["max_position_embeddings"]
         self.sampler_seed = settings["seed"]
         config = self.config
-        self.model = tm.build_model(config)
+        self.model = model if model is not None else tm.build_model(config)
         self.model.eval()
         self.prompt_counts = {}
         self.lock = threading.Lock()
@@ -236,7 +236,8 @@ class Server(ThreadingHTTPServer):
 
 def main(argv=None):
     settings = inference_settings(cli.load(sys.argv[1:] if argv is None else argv))
-    state = PolicyState(tm.load_model_config(settings["model"]), settings)
+    config, model = tm.load_pretrained(settings["model"])
+    state = PolicyState(config, settings, model)
     server = Server((settings["host"], settings["engine_port"]), make_handler(state))
     server.daemon_threads = True
     engine_port = server.server_address[1]

@@ -51,6 +51,17 @@ def load_model_config(name):
     return config
 
 
+def load_pretrained(name):
+    """The model directory `name` as HF's from_pretrained reads one: its config.json, and its weights
+    (`model.pt`, what the trainer broadcasts and `final-weights` holds) when the directory has them; without
+    weights, the initial weights `seed` makes (server and trainer build the same ones)."""
+    config = load_model_config(name)
+    model = build_model(config)
+    if os.path.isfile(os.path.join(name, "model.pt")):
+        load_weights(model, name)
+    return config, model
+
+
 def setup_torch(seed):
     torch.set_num_threads(1)
     torch.manual_seed(seed)

@@ -110,7 +110,7 @@ def main(argv=None):
     rank, size = world()
     dist = init_dist(size, s["dist_timeout_seconds"])
     master = rank == 0
-    model = tm.build_model(tm.load_model_config(s["model"]))
+    _, model = tm.load_pretrained(s["model"])
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=s["optim"]["lr"], weight_decay=s["optim"]["weight_decay"])
     ckpts = ck.Checkpoints(s["ckpt_dir"], s["ckpt_interval"], s["keep_last"], s["keep_interval"], s["resume_step"])
