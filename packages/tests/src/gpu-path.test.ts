@@ -58,6 +58,8 @@ interface Case {
   ranks: number;
   mlgym: boolean;
   transport: "filesystem" | "zmq";
+  /** `[inference] kind` of the config (kept; only its command is swapped for the stand-in). */
+  server: "vllm" | "prime-rl";
   external?: boolean;
   /** prime-rl's router in front of the engine (launched: [inference] router = true; external: started so). */
   router?: boolean;
@@ -86,6 +88,7 @@ async function runConfig(
     ranks: c.ranks,
     mlgym: c.mlgym,
     transport: c.transport,
+    server: c.server,
   };
   const backendPort = c.router ? await other([zmqPort, zmqPort + 1, port, o.masterPort]) : undefined;
   if (c.external) {
@@ -144,12 +147,20 @@ function trainedSteps(runDir: string): number[] {
 }
 
 const CASES: Case[] = [
-  { config: "configs/mlgym/rl.toml", runName: "mlgym-rl", ranks: 5, mlgym: true, transport: "filesystem" },
+  {
+    config: "configs/mlgym/rl.toml",
+    runName: "mlgym-rl",
+    ranks: 5,
+    mlgym: true,
+    transport: "filesystem",
+    server: "vllm",
+  },
   {
     config: "configs/mlgym/rl_debug.toml",
     runName: "mlgym-rl-debug",
     ranks: 5,
     mlgym: true,
+    server: "vllm",
     transport: "zmq",
   },
   {
@@ -157,11 +168,13 @@ const CASES: Case[] = [
     runName: "mlgym-multi-host",
     ranks: 5,
     mlgym: true,
+    server: "vllm",
     transport: "filesystem",
   },
   {
     config: "configs/dataset/default.toml",
     runName: "dataset-default",
+    server: "prime-rl",
     ranks: 1,
     mlgym: false,
     transport: "zmq",
@@ -170,6 +183,7 @@ const CASES: Case[] = [
   {
     config: "configs/dataset/full.toml",
     runName: "dataset-full",
+    server: "prime-rl",
     ranks: 6,
     mlgym: false,
     transport: "filesystem",
@@ -177,6 +191,7 @@ const CASES: Case[] = [
   {
     config: "configs/dataset/distributed.toml",
     runName: "dataset-distributed",
+    server: "prime-rl",
     ranks: 8,
     mlgym: false,
     transport: "zmq",
@@ -197,6 +212,12 @@ describe.skipIf(!haveSid)(
           const argv = readFileSync(join(runDir, "logs", "trainer.log"), "utf8");
           expect(argv.length).toBeGreaterThan(0);
           expect(run.stderr()).toContain("--local-ranks-filter=0");
+          if (!c.external)
+            expect(run.stderr()).toContain(
+              c.server === "vllm"
+                ? `starting inference: ${STAND_INS.vllm} serve `
+                : `${STAND_INS.inference} @ `,
+            );
           expect(run.stderr()).toContain(`--nproc-per-node=${c.ranks}`);
           expect(run.stderr()).toContain("-m air_tiny.trainer @");
           // Every rank trained every step: the trainer's sample count is over all ranks, and each rank read its own file.

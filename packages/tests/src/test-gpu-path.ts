@@ -4,6 +4,8 @@ import { REPO_ROOT } from "@air/launcher/testing";
 /** The CPU stand-ins and the sid torchrun (packages/tiny/README.md, "A GPU config on CPU"). */
 export const STAND_INS = {
   inference: join(REPO_ROOT, "packages", "tiny", "bin", "inference"),
+  /** The stand-in for stock `vllm serve` ([inference] kind = "vllm"). */
+  vllm: join(REPO_ROOT, "packages", "tiny", "bin", "vllm"),
   torchrun: join(REPO_ROOT, "scripts", "torchrun-sid"),
   pythonPath: join(REPO_ROOT, "packages", "tiny", "py"),
   models: join(REPO_ROOT, "configs", "models"),
@@ -31,14 +33,16 @@ export interface CpuRun {
   /** A launched server with prime-rl's router on (`[inference] router = true`, the engine on `backendPort`). */
   router?: { backendPort: number };
   transport: "filesystem" | "zmq";
+  /** The config's launched server: stock `vllm serve` (kept, its command swapped) or prime-rl's `inference`. */
+  server: "vllm" | "prime-rl";
 }
 
 /**
  * The documented overrides that run a shipped GPU config on CPU through the GPU code path: the model (a tiny model
- * directory), the entrypoints (inference command, torchrun command and module), the device, the tasks where CI
+ * directory), the entrypoints (the inference command — `vllm` or prime-rl's `inference`, as the config has it —, torchrun command and module), the device, the tasks where CI
  * lacks MLGym, and the run's plumbing (output dir, ports, 2 steps). `data_world_size` is not given: the launcher
  * derives it from the trainer "GPUs", as prime-rl's `rl` does.
- * @example cpuOverrides({ out: "/tmp/o", port: 8000, masterPort: 29500, zmqPort: 5555, ranks: 5, mlgym: true, transport: "zmq" })
+ * @example cpuOverrides({ out: "/tmp/o", port: 8000, masterPort: 29500, zmqPort: 5555, ranks: 5, mlgym: true, transport: "zmq", server: "vllm" })
  */
 export function cpuOverrides(o: CpuRun): string[] {
   const model = join(STAND_INS.models, o.mlgym ? "quickstart" : "algebra-mc");
@@ -50,8 +54,7 @@ export function cpuOverrides(o: CpuRun): string[] {
         ...(o.externalAdminUrl ? [`--policy.admin_url=["${o.externalAdminUrl}/v1"]`] : []),
       ]
     : [
-        `--inference.kind="prime-rl"`,
-        `--inference.command=["${STAND_INS.inference}"]`,
+        `--inference.command=["${o.server === "vllm" ? STAND_INS.vllm : STAND_INS.inference}"]`,
         `--inference.port=${o.port}`,
         "--inference.startup_timeout_ms=120000",
         `--policy.base_url="${url}/v1"`,

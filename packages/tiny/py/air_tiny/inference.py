@@ -7,7 +7,8 @@ server.port forwards the OpenAI routes (router.py); admin routes (/pause, /resum
 loading) exist only on the engine. `router = "None"` puts the engine itself on server.port.
 Engine routes: GET /health, GET /liveness, GET /v1/models, POST /tokenize, POST /v1/chat/completions, POST /pause,
 POST /resume, POST /update_weights {"weight_dir"}, POST /v1/load_lora_adapter (vLLM) and /load_lora_adapter
-(SGLang) {"lora_name", "lora_path"}. SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
+(SGLang) {"lora_name", "lora_path"} and their unload routes. As stock `vllm serve` (vllm_serve.py, bin/vllm):
+none of prime-rl's routes, runtime LoRA only with VLLM_ALLOW_RUNTIME_LORA_UPDATING. SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
 """
 
 import hashlib
@@ -171,6 +172,8 @@ def make_handler(state):
 
         def do_GET(self):
             path = urlparse(self.path).path
+            if not self.route_exists("GET", path):
+                return self.error(404, "Not Found")
             if path in ("/health", "/ping"):
                 self.send_json(200, {})
             elif path == "/liveness":
@@ -184,12 +187,25 @@ def make_handler(state):
             else:
                 self.error(404, f"no route GET {path}")
 
+        def route_exists(self, method, path):
+            if getattr(state, "flavor", "prime-rl") != "vllm":
+                return True
+            if method == "GET":
+                return path != "/liveness"
+            if path in ("/pause", "/resume", "/update_weights", "/load_lora_adapter", "/unload_lora_adapter"):
+                return False
+            if path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
+                return os.environ.get("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "").lower() in ("1", "true")
+            return True
+
         def do_POST(self):
             path = urlparse(self.path).path
             try:
-                body = self.read_json()
+                body = self.read_json()  # first, also for a route that does not exist: keep-alive needs it read
             except (ValueError, UnicodeDecodeError) as e:
                 return self.error(400, f"invalid JSON body: {e}")
+            if not self.route_exists("POST", path):
+                return self.error(404, "Not Found")
             try:
                 if path == "/v1/chat/completions":
                     if not isinstance(body.get("messages"), list):
@@ -220,6 +236,12 @@ def make_handler(state):
                     state.update_weights(body["lora_path"])
                     state.model_names.add(body["lora_name"])
                     self.send_json(200, {"status": "ok", "version": state.version})
+                elif path in ("/v1/unload_lora_adapter", "/unload_lora_adapter"):
+                    name = body.get("lora_name")
+                    if name not in state.model_names or name == state.config["model_name"]:
+                        return self.error(404, f"The lora adapter '{name}' cannot be found.")
+                    state.model_names.discard(name)  # its weights stay loaded: the stand-in has no adapters
+                    self.send_json(200, {"status": "ok"})
                 else:
                     self.error(404, f"no route POST {path}")
             except (FileNotFoundError, RuntimeError, ValueError, KeyError, TypeError, TimeoutError) as e:
@@ -235,9 +257,19 @@ class Server(ThreadingHTTPServer):
 
 
 def main(argv=None):
-    settings = inference_settings(cli.load(sys.argv[1:] if argv is None else argv))
+    serve(inference_settings(cli.load(sys.argv[1:] if argv is None else argv)))
+
+
+def serve(settings, flavor="prime-rl"):
+    """Serve until SIGTERM/SIGINT. flavor "prime-rl": prime-rl's server (its admin routes, /liveness, both LoRA
+    routes); "vllm": stock `vllm serve` (vllm_serve.py), which has none of prime-rl's routes and serves the runtime
+    LoRA routes only with VLLM_ALLOW_RUNTIME_LORA_UPDATING set, as vLLM registers them."""
     config, model = tm.load_pretrained(settings["model"])
     state = PolicyState(config, settings, model)
+    state.flavor = flavor
+    for name, path in settings.get("lora_modules", {}).items():
+        state.update_weights(path)  # the stand-in has no adapters: an adapter's dir holds full weights
+        state.model_names.add(name)
     server = Server((settings["host"], settings["engine_port"]), make_handler(state))
     server.daemon_threads = True
     engine_port = server.server_address[1]
