@@ -86,6 +86,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "tree", title: "8. Tree rollouts" },
   { name: "audit", title: "9. Task audit" },
   { name: "hosts", title: "10. Docker hosts" },
+  { name: "sandbox", title: "11. Sandboxes: validate and fork vs the task's data size" },
 ];
 
 const HEADER = [
