@@ -230,7 +230,10 @@ export async function sandboxBenchmark(options: BenchOptions): Promise<BenchRepo
         "sandbox, fork and evaluation (never copied); the rest is copied with `cp -a --reflink=auto` (reflinks on " +
         "btrfs/XFS, a plain copy on ext4 as here); a fork as root copies in-process while the parent's processes " +
         "are stopped. Docker: the read-only paths are hard links to the bundle inside the container; a cold acquire " +
-        "sends the task bundle (data included) into each new container.",
+        "sends the task bundle (data included) into each new container. Before (commit 965f057): every local " +
+        "validate and new sandbox copied the whole workspace, data included (`cp -a`), a local fork was one bwrap " +
+        "spawn and a copy (0.70× a cold sandbox, section 8), and a docker fork of a workspace over ~3 MB failed " +
+        "(its snapshot went through the root shell's capped output).",
     ],
   };
 }
