@@ -66,6 +66,7 @@ describe("local runtime (bwrap): as an unprivileged user (user namespace)", () =
         expect(result.write).toBe("hi\n");
         expect(result.net).toBe("1\n");
         expect(Number(result.procs)).toBeLessThan(6);
+        expect(result.fork).toBe("hi\na\n1\ndata\nmine.txt\n");
         expect(JSON.parse(result.evaluation)).toEqual({
           files: ["data", "evaluate.py", "mine.txt"],
           cwd: SANDBOX_WORKSPACE,
