@@ -88,6 +88,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "hosts", title: "10. Docker hosts" },
   { name: "scale", title: "12. Internet scale, simulated" },
   { name: "scale-store", title: "13. Store and dashboard at scale" },
+  { name: "sandbox", title: "14. Sandboxes: validate and fork vs the task's data size" },
 ];
 
 const HEADER = [

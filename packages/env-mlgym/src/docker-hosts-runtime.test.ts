@@ -34,7 +34,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await second?.remove();
   removeTestRunDirs();
-}, 60_000);
+  // stopping the daemon (15 s grace) and removing its data root (the copied ~1 GB image) took ~90 s at load 30
+}, 240_000);
 
 function hostsOf(d: SecondDockerd, sandboxes = 2) {
   return [

@@ -18,8 +18,6 @@ const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/lib
 export interface BwrapSpec {
   /** Host directory mounted read-write at {@link SANDBOX_WORKSPACE}. */
   workspace: string;
-  /** Workspace-relative paths mounted read-only over themselves (existing ones only). */
-  readOnly?: string[];
   /**
    * Task files mounted read-only at a workspace-relative `path` from `src` (the task bundle): shared by every
    * sandbox and evaluation of the task, never copied, and nobody inside can change or replace them.
@@ -109,10 +107,6 @@ function bwrapParts(spec: BwrapSpec): { options: string[]; command: string[] } {
   args.push("--dir", SANDBOX_BIN, "--symlink", spec.python, `${SANDBOX_BIN}/python`);
   args.push("--symlink", spec.python, `${SANDBOX_BIN}/python3`);
   args.push("--dir", SANDBOX_HOME, "--bind", spec.workspace, SANDBOX_WORKSPACE);
-  for (const path of spec.readOnly ?? []) {
-    const host = `${spec.workspace}/${path}`;
-    if (existsSync(host)) args.push("--ro-bind", host, `${SANDBOX_WORKSPACE}/${path}`);
-  }
   for (const s of spec.shared ?? []) args.push("--ro-bind", s.src, `${SANDBOX_WORKSPACE}/${s.path}`);
   for (const b of spec.binds ?? []) {
     const parent = b.dest.slice(0, b.dest.lastIndexOf("/"));

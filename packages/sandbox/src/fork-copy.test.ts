@@ -86,3 +86,40 @@ test.skipIf(!asRoot)("freeze stops every process of a uid (children too) until t
     if (child.pid) process.kill(-child.pid, "SIGKILL");
   }
 });
+
+test.skipIf(!asRoot)(
+  "freeze with a root pid stops that tree's processes of the uid, nothing else",
+  async () => {
+    const uid = 64_322;
+    const tree = spawn(
+      "setpriv",
+      [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "sh", "-c", "sleep 61 & sleep 61"],
+      {
+        detached: true,
+        stdio: "ignore",
+      },
+    );
+    const other = spawn("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "sleep", "61"], {
+      detached: true,
+      stdio: "ignore",
+    });
+    let stopped: number[] = [];
+    try {
+      await Bun.sleep(300);
+      const stat = async (pid: number) =>
+        (
+          await runProcess(["ps", "-o", "stat=", "-p", String(pid)], { cwd: "/", timeoutMs: 10_000 })
+        ).stdout.trim()[0];
+      stopped = await freeze(uid, tree.pid);
+      // sh's two sleeps (setpriv exec'ed sh, the root pid, which is not stopped; without a PID namespace an orphan
+      // would go to the host's init, so the tree here has none)
+      expect(stopped.length).toBe(2);
+      for (const pid of stopped) expect(await stat(pid)).toBe("T");
+      expect(await stat(other.pid as number)).toBe("S");
+      thaw(stopped);
+      for (const pid of stopped) expect(await stat(pid)).toBe("S");
+    } finally {
+      for (const child of [tree, other]) if (child.pid) process.kill(-child.pid, "SIGKILL");
+    }
+  },
+);

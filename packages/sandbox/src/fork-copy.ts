@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, readdirSync, readFileSync } from "node:fs";
 import {
   chmod,
   copyFile,
@@ -15,14 +15,16 @@ import { join } from "node:path";
 
 /**
  * Stops (SIGSTOP) every process of host uid `uid` — as root, one local sandbox's agent — until none new turns up,
- * and returns them (for {@link thaw}). Nothing of that sandbox can change its workspace meanwhile.
- * @example const stopped = await freeze(200123); try { ... } finally { thaw(stopped); }
+ * and returns them (for {@link thaw}). With `root` (the sandbox's bwrap) only its descendants are looked at
+ * (every process of a sandbox is one: orphans go to the namespace's init); else every process on the machine.
+ * Nothing of that sandbox can change its workspace meanwhile.
+ * @example const stopped = await freeze(200123, bwrapPid); try { ... } finally { thaw(stopped); }
  */
-export async function freeze(uid: number): Promise<number[]> {
+export async function freeze(uid: number, root?: number): Promise<number[]> {
   const stopped = new Set<number>();
   for (let round = 0; round < 20; round++) {
     let found = false;
-    for (const pid of await processesOf(uid)) {
+    for (const pid of root === undefined ? await processesOf(uid) : descendantsOf(root, uid)) {
       if (stopped.has(pid)) continue;
       try {
         process.kill(pid, "SIGSTOP");
@@ -36,6 +38,40 @@ export async function freeze(uid: number): Promise<number[]> {
   }
   thaw([...stopped]);
   throw new Error(`the processes of uid ${uid} kept starting new ones; not frozen`);
+}
+
+/** Descendants of `root` (through every thread's `children`) whose real uid is `uid`. */
+function descendantsOf(root: number, uid: number): number[] {
+  const out: number[] = [];
+  const queue = [root];
+  for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ")) {
+          if (child.trim()) queue.push(Number(child));
+        }
+      } catch {
+        // the thread ended
+      }
+    }
+    if (pid !== root && realUid(pid) === uid) out.push(pid);
+  }
+  return out;
+}
+
+function realUid(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Resumes the processes {@link freeze} stopped. */

@@ -69,6 +69,11 @@ export class LocalSandbox implements Sandbox {
     return this.host.uid;
   }
 
+  /** Pid of the sandbox's bwrap, while it runs (every process of the sandbox descends from it). */
+  get bwrapPid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** The workspace's path on the host. */
   get hostWorkspace(): string {
     return this.host.workspace;
@@ -241,7 +246,7 @@ export class LocalSandbox implements Sandbox {
     const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
     if (h.asRoot) {
       await chown(h.workspace, h.uid, h.uid);
-      const stopped = await freeze(parent.uid);
+      const stopped = await freeze(parent.uid, parent.bwrapPid);
       try {
         await copyTree(parent.host.workspace, h.workspace, h.uid, skip);
       } finally {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SANDBOX_WORKSPACE } from "./bwrap.ts";
+import { bwrapArgv, SANDBOX_WORKSPACE } from "./bwrap.ts";
 import { runProcess } from "./process.ts";
 
 describe("local runtime (bwrap): nothing outlives air", () => {
@@ -66,6 +66,7 @@ describe("local runtime (bwrap): as an unprivileged user (user namespace)", () =
         expect(result.write).toBe("hi\n");
         expect(result.net).toBe("1\n");
         expect(Number(result.procs)).toBeLessThan(6);
+        expect(result.fork).toBe("hi\na\n1\ndata\nmine.txt\n");
         expect(JSON.parse(result.evaluation)).toEqual({
           files: ["data", "evaluate.py", "mine.txt"],
           cwd: SANDBOX_WORKSPACE,
@@ -76,4 +77,23 @@ describe("local runtime (bwrap): as an unprivileged user (user namespace)", () =
     },
     90_000,
   );
+});
+
+describe("local runtime (bwrap): shared read-only paths", () => {
+  test("bwrap mounts each shared path read-only from the bundle over the workspace's placeholder", () => {
+    const argv = bwrapArgv({
+      workspace: "/srv/ws",
+      shared: [{ src: "/run/tasks/t/workspace/data", path: "data" }],
+      python: "/usr/bin/python3",
+      identity: { kind: "userns" },
+      maxProcesses: 64,
+      memoryMb: 512,
+      command: ["bash"],
+    }).join(" ");
+    expect(argv).toContain(`--ro-bind /run/tasks/t/workspace/data ${SANDBOX_WORKSPACE}/data`);
+    // after the workspace's own bind, so that it lies over it
+    expect(argv.indexOf(`${SANDBOX_WORKSPACE}/data`)).toBeGreaterThan(
+      argv.indexOf(`--bind /srv/ws ${SANDBOX_WORKSPACE}`),
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SHELL_RESTARTED } from "../shell.ts";
@@ -180,6 +180,30 @@ export function contractSuite(subject: ContractSubject): void {
         expect((await evaluated(box)).files).not.toContain("written-by-evaluation.txt");
       } finally {
         await runtime.release(box, true);
+      }
+    }, 120_000);
+
+    test("the evaluation reads the pristine read-only paths whatever the agent did; the bundle is untouched", async () => {
+      const box = await acquire();
+      try {
+        // docker: the agent may move the root-owned directory aside and make its own; local: a read-only mount
+        await box.exec(
+          "chmod -R u+w data; echo 8 >> data/train.csv; mv data gone; mkdir -p data; echo forged > data/train.csv",
+          30_000,
+        );
+        await box.exec("echo 0 > submission.txt", 30_000);
+        expect((await evaluated(box)).data).toBe("x,y\n1,2\n");
+        expect(readFileSync(join(files.dir, "workspace", "data", "train.csv"), "utf8")).toBe("x,y\n1,2\n");
+      } finally {
+        await runtime.release(box, true);
+      }
+      const next = await acquire();
+      try {
+        expect((await next.exec("cat data/train.csv; ls", 30_000)).output).toBe(
+          "x,y\n1,2\nREADME.md\ndata\nevaluate.py\n",
+        );
+      } finally {
+        await runtime.release(next, true);
       }
     }, 120_000);
 

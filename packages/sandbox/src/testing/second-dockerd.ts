@@ -229,8 +229,9 @@ export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDock
       .filter((m) => m.startsWith(dir))
       .sort((a, b) => b.length - a.length);
     for (const m of mounts) Bun.spawnSync(["umount", "-l", m]);
-    rmSync(dir, { recursive: true, force: true });
+    // the bridge first: removing the data root (the copied image) can outlast a test's teardown timeout
     Bun.spawnSync(["ip", "link", "del", bridge], { stdout: "ignore", stderr: "ignore" });
+    rmSync(dir, { recursive: true, force: true });
   };
   const cliArgs = [
     "-H",

@@ -31,6 +31,11 @@ try {
   }))
     out[name] = (await box.exec(command, 10_000)).output;
   out.evaluation = (await box.evaluate({ command: "python evaluate.py", timeoutMs: 30_000 })).stdout;
+  // a fork without root: a tar inside a bwrap as the agent, the read-only data mounted, not copied
+  const files = { key: "probe", dir: join(dir, "task"), readOnly: ["data"] };
+  const fork = await (runtime.fork as NonNullable<typeof runtime.fork>)(box, files, { rolloutId: "f" });
+  out.fork = (await fork.exec("cat mine.txt; cat data/x.csv; ls", 10_000)).output;
+  await runtime.release(fork);
   await runtime.release(box);
   console.log(JSON.stringify(out));
 } finally {
