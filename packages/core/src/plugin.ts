@@ -243,6 +243,12 @@ export interface LaunchHooks<C> {
   preflight?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
   /** What the plugin needs: images, a server, a trainer's files. */
   needs?(config: C, ctx: LaunchContext): PluginNeeds;
+  /**
+   * `rl validate`: loads the env's tasks from their files (no process, no image, no network), so a missing or
+   * malformed task fails before a run. One `skip` result (saying which root) when the task root is not on this
+   * machine (a config validated away from its checkout).
+   */
+  tasks?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
 }
 
 export interface PluginDefinition<K extends PluginKind = PluginKind, S extends z.ZodType = z.ZodType> {

@@ -115,9 +115,49 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
   return [...images].filter((i) => i !== "scratch").sort();
 }
 
+/**
+ * `rl validate`: every task folder of the dataset read (task.toml, instruction.md, tests/test.sh, environment/),
+ * nothing built; a folder that cannot be read fails (or is a `skip` with `skip_invalid_tasks`); a dataset dir
+ * that is not on this machine is one `skip`.
+ * @example await harborTasks(config, { configDir, runDir }) // [{ name: "harbor task hello-file", status: "ok", ... }]
+ */
+export async function harborTasks(
+  config: HarborConfig,
+  ctx: { configDir: string; runDir: string },
+): Promise<CheckResult[]> {
+  const dataset = resolve(ctx.configDir, config.dataset);
+  if (!existsSync(dataset))
+    return [
+      {
+        name: "harbor tasks",
+        status: "skip",
+        message: `not loaded: the dataset ${dataset} (env.dataset = "${config.dataset}") is not on this machine`,
+      },
+    ];
+  const names = config.tasks ? [...new Set([...config.tasks, ...(config.eval_tasks ?? [])])] : undefined;
+  try {
+    const set = await loadHarborTaskSet(dataset, { names, skipInvalid: true });
+    return [
+      ...set.skipped.map((e) => ({
+        name: `harbor task ${e.folder.split("/").pop()}`,
+        status: config.skip_invalid_tasks ? ("skip" as const) : ("fail" as const),
+        message: e.message,
+      })),
+      ...[...set.tasks.values()].map((t) => ({
+        name: `harbor task ${t.name}`,
+        status: "ok" as const,
+        message: t.dir,
+      })),
+    ];
+  } catch (error) {
+    return [{ name: "harbor dataset", status: "fail", message: (error as Error).message }];
+  }
+}
+
 /** What the harbor env asks of the launcher: its preflight checks, and (docker) the base images its tasks start from. */
 export const harborLaunch: LaunchHooks<HarborConfig> = {
   preflight: harborPreflight,
+  tasks: harborTasks,
   needs: (config, ctx) => {
     if (config.runtime !== "docker") return {};
     if (config.docker.hosts.length === 0) return { dockerImages: baseImagesOf(config, ctx.configDir) };

@@ -72,10 +72,20 @@ export async function checkTasks(
   config: MlgymConfig,
   configDir: string,
   runDir?: string,
+  /** `rl validate`: the task files only (no forge checks, no sandbox probe); a missing root is a `skip`. */
+  filesOnly = false,
 ): Promise<CheckResult[]> {
   const root = resolve(configDir, config.mlgym_root);
   if (!existsSync(root))
-    return [fail("MLGym root", `${root} does not exist (env.mlgym_root = "${config.mlgym_root}")`)];
+    return [
+      filesOnly
+        ? {
+            name: "MLGym tasks",
+            status: "skip",
+            message: `not loaded: the task root ${root} (env.mlgym_root = "${config.mlgym_root}") is not on this machine`,
+          }
+        : fail("MLGym root", `${root} does not exist (env.mlgym_root = "${config.mlgym_root}")`),
+    ];
   const out: CheckResult[] = [ok("MLGym root", root)];
   const seen = new Set<string>();
   const loaded: { name: string; task: Task }[] = [];
@@ -102,6 +112,7 @@ export async function checkTasks(
       out.push(fail(label, (error as Error).message));
     }
   }
+  if (filesOnly) return out;
   out.push(...forgeChecks(loaded, config.allow_forgeable, runDir));
   if (config.runtime === "local" && config.local.isolation === "bwrap") {
     const asRoot = process.getuid?.() === 0;

@@ -23,6 +23,7 @@ export async function mlgymPreflight(config: MlgymConfig, ctx: LaunchContext): P
  */
 export const mlgymLaunch: LaunchHooks<MlgymConfig> = {
   preflight: mlgymPreflight,
+  tasks: (config, ctx) => checkTasks(config, ctx.configDir, ctx.runDir, true),
   needs: (config, ctx) => {
     if (config.runtime !== "docker") return {};
     // with hosts, images are checked on each host by the preflight above, not in the launcher's engine

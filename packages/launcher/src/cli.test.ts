@@ -111,6 +111,28 @@ describe("rl validate (real child process)", () => {
     expect(rl(["validate", quickstart, "--inference.kind", '"vllm"', ...lora]).code).toBe(0);
   });
 
+  test("the env's tasks are loaded: a missing task exits 2 naming it; a root not on this machine is skipped", async () => {
+    const configs = join(import.meta.dir, "..", "..", "..", "configs");
+    const ok = rl(["validate", join(configs, "quickstart.toml")]);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toContain("(tasks loaded:");
+    const missing = rl(["validate", join(configs, "quickstart.toml"), "--env.tasks", '["noSuchTask"]']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("fail: task noSuchTask:");
+    expect(missing.stderr).toContain("noSuchTask.yaml does not exist");
+    const away = rl([
+      "validate",
+      join(configs, "quickstart.toml"),
+      "--env.mlgym_root",
+      '"/nonexistent/MLGym"',
+    ]);
+    expect(away.code).toBe(0);
+    expect(away.stderr).toContain("skip: MLGym tasks: not loaded: the task root /nonexistent/MLGym");
+    const harbor = rl(["validate", join(configs, "harbor", "oracle.toml"), "--env.tasks", '["noSuchTask"]']);
+    expect(harbor.code).toBe(2);
+    expect(harbor.stderr).toContain("noSuchTask: no such task folder");
+  });
+
   test("usage errors exit 2", () => {
     expect(rl(["validate"]).code).toBe(2);
     expect(rl(["clean"]).code).toBe(2);

@@ -4,6 +4,7 @@ import { cleanOutputDir } from "./clean.ts";
 import { resolveAdminUrls } from "./inference-admin.ts";
 import { EXIT } from "./launch.ts";
 import { deploymentProblems } from "./plugin-needs.ts";
+import { pluginTasks } from "./plugin-tasks.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { inferenceParallelProblems, resolvePrimeRlWorld } from "./prime-rl-world.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
@@ -66,7 +67,19 @@ export async function validateCommand(args: string[]): Promise<number> {
     process.stdout.write(
       `${JSON.stringify({ file: config.file, runDir: config.runDir, root: config.root, plugins }, null, 2)}\n`,
     );
-    process.stderr.write(`ok: ${config.file} is valid\n`);
+    // The env's tasks, read from their files (a missing or malformed task fails here, not mid-run).
+    const tasks = await pluginTasks(config);
+    for (const t of tasks.filter((r) => r.status !== "ok"))
+      process.stderr.write(`${t.status}: ${t.name}: ${t.message}\n`);
+    const failed = tasks.filter((r) => r.status === "fail");
+    if (failed.length > 0) {
+      process.stderr.write(`error: ${config.file}: ${failed.length} task check(s) failed (env section)\n`);
+      return EXIT.badInput;
+    }
+    const loaded = tasks.filter((r) => r.status === "ok").length;
+    process.stderr.write(
+      `ok: ${config.file} is valid${loaded > 0 ? ` (tasks loaded: ${loaded} check(s) ok)` : ""}\n`,
+    );
     return EXIT.ok;
   } catch (error) {
     return reportConfigError(error);
