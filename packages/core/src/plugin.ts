@@ -234,6 +234,30 @@ export interface PluginNeeds {
   dockerHosts?: Array<{ url: string; tls?: { ca: string; cert: string; key: string } }>;
 }
 
+/** The trained model a run leaves (a trainer's `launch.finalWeights`): where it is, what it is, how to serve it. */
+export interface FinalWeights {
+  /** `<run dir>/final-weights`: the last finished broadcast, hard-linked (pruning never removes it). */
+  dir: string;
+  kind: "full" | "lora";
+  /** Air step whose weights these are, and the trainer's output they came from. */
+  step: number;
+  source: string;
+  /** true when the dir holds config.json (full) or adapter_config.json (LoRA) next to the weights. */
+  loadable: boolean;
+  /** A command that serves it. */
+  serve: string;
+}
+
+/** What a trainer's end-of-run hook gets besides the launch context. */
+export interface FinalWeightsContext extends LaunchContext {
+  /** `[model] name`: the base model (its config and tokenizer files make full weights loadable). */
+  modelName: string;
+  /** The last step recorded in `<run dir>/progress.json`; undefined when none finished. */
+  lastCompletedStep?: number;
+  /** The launcher's environment (e.g. `HF_HOME`, where the base model's files are cached). */
+  env: Record<string, string | undefined>;
+}
+
 /**
  * Optional hooks through which a plugin tells the launcher what it needs. The launcher calls them with the
  * plugin's own validated config; core never calls them.
@@ -243,6 +267,13 @@ export interface LaunchHooks<C> {
   preflight?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
   /** What the plugin needs: images, a server, a trainer's files. */
   needs?(config: C, ctx: LaunchContext): PluginNeeds;
+  /**
+   * Trainer: the weights a run resumed at `startStep` (> 0) starts from (the trainer's last finished output
+   * before it); undefined: the base weights.
+   */
+  resumeWeights?(config: C, ctx: LaunchContext, startStep: number): WeightsRef | undefined;
+  /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
+  finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }
 
 export interface PluginDefinition<K extends PluginKind = PluginKind, S extends z.ZodType = z.ZodType> {
