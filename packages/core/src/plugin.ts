@@ -258,6 +258,26 @@ export interface FinalWeightsContext extends LaunchContext {
   env: Record<string, string | undefined>;
 }
 
+/** What a trainer's run-dir hook gets besides the launch context. */
+export interface RunDirContext extends LaunchContext {
+  /** The air step the run starts at (> 0 on `--resume`). */
+  startStep: number;
+  /** `rl --resume`: keep what the steps before `startStep` left. */
+  resume: boolean;
+  /** `[trainer_process] node_rank`: a node other than 0 shares the master's output dir and must not clean it. */
+  nodeRank: number;
+}
+
+/** What a trainer's run-dir hook did before its process starts. */
+export interface PreparedRunDir {
+  /** The trainer's own step taken by the last air step before `startStep` (undefined on a fresh start). */
+  trainerStep?: number;
+  /** The checkpoint step the trainer process resumes from (undefined: from the base weights). */
+  resumeStep?: number;
+  /** What was removed (stale steps, metrics rows, checkpoints), for the launcher's log. */
+  removed: string[];
+}
+
 /**
  * Optional hooks through which a plugin tells the launcher what it needs. The launcher calls them with the
  * plugin's own validated config; core never calls them.
@@ -272,6 +292,11 @@ export interface LaunchHooks<C> {
    * before it); undefined: the base weights.
    */
   resumeWeights?(config: C, ctx: LaunchContext, startStep: number): WeightsRef | undefined;
+  /**
+   * Trainer: prepares the run dir before the launcher starts the trainer process (a fresh start removes the
+   * previous run's steps; a resume those past the resume point). Throws when the trainer could not continue.
+   */
+  prepareRunDir?(config: C, ctx: RunDirContext): PreparedRunDir;
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }

@@ -3,7 +3,6 @@ import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
 import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
-import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { processEvents } from "./process-events.ts";
 import { createProgressView, type ProgressView } from "./progress.ts";
 import { mergeHooks, progressRecorder } from "./progress-record.ts";
@@ -12,6 +11,7 @@ import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
 import { RestartBudget, restartChild, restartResumeStep } from "./trainer-restart.ts";
+import { prepareTrainerRunDir } from "./trainer-run.ts";
 
 /** A started run's moving parts, shared by supervise and teardown. */
 export interface LaunchSession {
@@ -133,7 +133,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
   const { config, plan, options, err, controller, supervisor, view } = session;
   const { root, runDir } = config;
   const { gpus, startStep, worker } = plan;
-  const prepared = preparePrimeRlRunDir(config, startStep, options.resume === true);
+  const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
   const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.resumeStep });

@@ -9,6 +9,7 @@ import { waitForStepMetrics } from "./metrics.ts";
 import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
 import { broadcastStepDir, primeRlDirs, rolloutStepDir, STABLE_FILE } from "./paths.ts";
 import { resumeWeights } from "./resume-weights.ts";
+import { prepareRunDir } from "./run-dir.ts";
 import { readStepMap, writeStepMap } from "./steps.ts";
 import { waitForFile } from "./watch.ts";
 import { toTrainingSample } from "./wire.ts";
@@ -55,8 +56,9 @@ export default definePlugin({
   description:
     "prime-rl trainer transport (0.8 TrainingBatch files; 0.9 MicroBatch files or ZMQ), STABLE weights back",
   configSchema: primeRlConfigSchema,
-  // What the launcher does for this trainer: the weights a resumed run starts from, the final weights.
-  launch: { resumeWeights, finalWeights: exportFinalWeights },
+  // What the launcher does for this trainer: its run dir before it starts, the weights a resumed run starts from,
+  // the final weights.
+  launch: { prepareRunDir, resumeWeights, finalWeights: exportFinalWeights },
   create: (config, ctx) => {
     const codec = codecFor(config.prime_rl_version);
     const { runDir, outputDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
