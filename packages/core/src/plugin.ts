@@ -297,6 +297,16 @@ export interface LaunchHooks<C> {
    * previous run's steps; a resume those past the resume point). Throws when the trainer could not continue.
    */
   prepareRunDir?(config: C, ctx: RunDirContext): PreparedRunDir;
+  /**
+   * Trainer: the checkpoint step a restarted trainer process resumes from (undefined: a fresh start from the base
+   * weights), asked when the launcher restarts a crashed trainer (`[trainer_process] max_restarts`).
+   */
+  restartStep?(config: C, ctx: LaunchContext): number | undefined;
+  /**
+   * Trainer: why a restarted trainer process could not continue the run with this config, one message per reason
+   * naming the TOML key (`rl validate` exits 2 when `max_restarts` > 0).
+   */
+  restartProblems?(config: C, ctx: LaunchContext): string[];
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }
