@@ -258,6 +258,22 @@ export interface FinalWeightsContext extends LaunchContext {
   env: Record<string, string | undefined>;
 }
 
+/** The trainer processes the launcher starts (`[trainer_process]`), from which a trainer plugin derives settings. */
+export interface TrainerWorld {
+  /** Ranks per node (torchrun `--nproc-per-node`). */
+  ranksPerNode: number;
+  nnodes: number;
+  /** The trainer's context parallel degree: the only non-data-parallel dimension. */
+  cp: number;
+  /** ranksPerNode × nnodes ÷ cp. */
+  dataWorldSize: number;
+  /** The TOML keys that set the trainer GPUs and cp, for messages. */
+  gpuKey: string;
+  cpKey: string;
+  /** `[trainer_process] master_addr`: where the ranks of every node reach the orchestrator. */
+  masterAddr: string;
+}
+
 /** What a trainer's run-dir hook gets besides the launch context. */
 export interface RunDirContext extends LaunchContext {
   /** The air step the run starts at (> 0 on `--resume`). */
@@ -292,6 +308,12 @@ export interface LaunchHooks<C> {
    * before it); undefined: the base weights.
    */
   resumeWeights?(config: C, ctx: LaunchContext, startStep: number): WeightsRef | undefined;
+  /**
+   * Trainer: the values of its own config that follow from the trainer processes the launcher starts (as
+   * prime-rl's `rl` derives them), each with why; the launcher fills them in, and an explicit value that
+   * contradicts one is an `rl validate` error naming both keys.
+   */
+  derive?(config: C, world: TrainerWorld): Record<string, { value: unknown; why: string }>;
   /**
    * Trainer: prepares the run dir before the launcher starts the trainer process (a fresh start removes the
    * previous run's steps; a resume those past the resume point). Throws when the trainer could not continue.
