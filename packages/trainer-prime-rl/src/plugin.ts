@@ -61,6 +61,7 @@ export default definePlugin({
   // What the launcher does for this trainer: its run dir before it starts, the weights a resumed run starts from,
   // the step a restarted trainer resumes from (and when it cannot), the final weights, what follows from its ranks.
   launch: {
+    processSettings: (config) => config,
     derive,
     prepareRunDir,
     resumeWeights,
