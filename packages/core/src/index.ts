@@ -22,6 +22,7 @@ export {
   type LogLevel,
 } from "./events.ts";
 export { type HostContext, type HostedParts, PluginHost, type PluginHostOptions } from "./host.ts";
+export * from "./launch-hooks.ts";
 export { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
 export { type AttemptDeps, type AttemptInput, attemptDeps, rolloutWithRetries } from "./loop/attempt.ts";
 export { buildBatch } from "./loop/batch.ts";

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { EventHandlers } from "./events.ts";
+import type { LaunchHooks } from "./launch-hooks.ts";
 import type { Logger } from "./log.ts";
 import type {
   Action,
@@ -192,63 +193,6 @@ export interface PluginInstances {
   policy: Policy;
   trainer: Trainer;
   logger: LoggerPlugin;
-}
-
-/** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
-export interface CheckResult {
-  name: string;
-  status: "ok" | "fail" | "skip";
-  message: string;
-}
-
-/** What a plugin's launch hooks get: where the config lives and what the launcher decided. */
-export interface LaunchContext {
-  /** Directory of the TOML file (relative paths in a plugin's config are relative to it). */
-  configDir: string;
-  /** The run's directory. */
-  runDir: string;
-  /** Base URL of the inference server the launcher starts, when it starts one. */
-  inferenceUrl?: string;
-}
-
-/**
- * What a plugin needs from the launcher, read before anything starts. Every field is optional; the launcher
- * acts on what is there and never reads a plugin's config by name.
- */
-export interface PluginNeeds {
-  /** Docker images its sandboxes run: preflight checks each is in the local image store (images are never pulled). */
-  dockerImages?: string[];
-  /** URL of an OpenAI-compatible server it sends requests to: preflight checks it is the one the launcher starts. */
-  inferenceUrl?: string;
-  /**
-   * How it loads new weights into the inference server: `full` needs prime-rl's `/pause` `/update_weights`
-   * `/resume` (or SGLang's `/update_weights_from_disk`), `lora` an adapter route (stock vLLM has one).
-   */
-  weightUpdate?: "full" | "lora";
-  /** A trainer process it hands batches to through files (prime-rl): where they meet, and the weights' kind. */
-  trainerFiles?: { outputDir: string; runDir: string; weightsKind: "full" | "lora" };
-  /**
-   * Docker hosts besides the default engine where it creates containers labelled `air.run=<run dir>`: the
-   * launcher's teardown, its reaper and `rl clean` remove them there too. TLS paths are absolute.
-   */
-  dockerHosts?: Array<{ url: string; tls?: { ca: string; cert: string; key: string } }>;
-}
-
-/**
- * Optional hooks through which a plugin tells the launcher what it needs. The launcher calls them with the
- * plugin's own validated config; core never calls them.
- */
-export interface LaunchHooks<C> {
-  /** Checks before a run (`rl validate` and `rl check`): e.g. task files exist. Must not start anything. */
-  preflight?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
-  /** What the plugin needs: images, a server, a trainer's files. */
-  needs?(config: C, ctx: LaunchContext): PluginNeeds;
-  /**
-   * `rl validate`: loads the env's tasks from their files (no process, no image, no network), so a missing or
-   * malformed task fails before a run. One `skip` result (saying which root) when the task root is not on this
-   * machine (a config validated away from its checkout).
-   */
-  tasks?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
 }
 
 export interface PluginDefinition<K extends PluginKind = PluginKind, S extends z.ZodType = z.ZodType> {

@@ -6,8 +6,8 @@ import { EXIT } from "./launch.ts";
 import { deploymentProblems } from "./plugin-needs.ts";
 import { pluginTasks } from "./plugin-tasks.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
-import { inferenceParallelProblems, resolvePrimeRlWorld } from "./prime-rl-world.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
+import { inferenceParallelProblems, resolveTrainerWorld } from "./trainer-world.ts";
 
 export { EXIT };
 
@@ -25,7 +25,7 @@ export async function resolveConfig(
   });
   // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
   const problems = [
-    ...resolvePrimeRlWorld(config),
+    ...resolveTrainerWorld(config),
     ...inferenceParallelProblems(config),
     ...resolveAdminUrls(config),
     ...deploymentProblems(config),

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import trainerNone from "@air/trainer-none";
 import { resolveConfig } from "./cli.ts";
 import { resumeWeights } from "./resume.ts";
 import { REPO_ROOT } from "./test-helpers.ts";
@@ -31,7 +32,7 @@ describe("resumeWeights", () => {
     mkdirSync(broadcast, { recursive: true });
     writeFileSync(join(broadcast, "STABLE"), "");
     expect(resumeWeights(config, 2)?.version).toBe(2);
-    config.plugins.trainer = { ...config.plugins.trainer, spec: "none" };
+    config.plugins.trainer = { ...config.plugins.trainer, spec: "none", definition: trainerNone };
     expect(resumeWeights(config, 2)).toBeUndefined();
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { lastStableStep } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
 import { RUN_FILES, readPidFile } from "./rundir.ts";
 import type { Supervised } from "./supervisor.ts";
@@ -14,7 +15,7 @@ import {
   survivors,
   tempDir,
 } from "./test-helpers.ts";
-import { lastStableStep, RestartBudget, restartResumeStep } from "./trainer-restart.ts";
+import { RestartBudget, restartResumeStep } from "./trainer-restart.ts";
 import { primeRlPaths } from "./trainer-toml.ts";
 
 afterAll(removeTempDirs);

@@ -1,30 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { sleep } from "@air/core";
-import { broadcastStepDir, resumeCheckpoint, STABLE_FILE } from "@air/trainer-prime-rl";
 import TOML from "@iarna/toml";
+import { launchContext } from "./plugin-needs.ts";
 import { groupMembers, killGroup } from "./proc.ts";
 import type { RunConfig } from "./sections.ts";
 import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
-import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
-
-/**
- * The newest prime-rl step whose weights the trainer finished (`broadcasts/step_N/STABLE`), or undefined when none.
- * A restarted trainer continues after it: its batch is trained once, the next one is read from its file.
- * @example lastStableStep("/abs/out/run/prime-rl") // 4
- */
-export function lastStableStep(primeRunDir: string): number | undefined {
-  const root = dirname(broadcastStepDir(primeRunDir, 0));
-  if (!existsSync(root)) return undefined;
-  let last: number | undefined;
-  for (const name of readdirSync(root)) {
-    const m = /^step_(\d+)$/.exec(name);
-    if (!m || !existsSync(join(root, name, STABLE_FILE))) continue;
-    const step = Number(m[1]);
-    if (last === undefined || step > last) last = step;
-  }
-  return last;
-}
 
 /**
  * How many times the launcher may still restart a crashed trainer (`[trainer_process] max_restarts`, counted over
@@ -77,25 +58,20 @@ export function restartProblems(config: RunConfig): string[] {
       `trainer_process.max_restarts = ${tp.max_restarts} needs trainer checkpoints, but ${ckpt.key} sets none; ` +
         `set ${ckpt.key} (e.g. 1) or max_restarts = 0 (${config.file})`,
     );
-  if (config.plugins.trainer.spec === "prime-rl" && primeRlSettings(config).transport === "zmq")
-    problems.push(
-      `trainer_process.max_restarts: a restarted trainer cannot get back the batch sent to the crashed one over ` +
-        `ZMQ; use [trainer] transport = "filesystem" or max_restarts = 0 (${config.file})`,
-    );
+  const { definition, config: trainerConfig } = config.plugins.trainer;
+  for (const problem of definition.launch?.restartProblems?.(trainerConfig, launchContext(config)) ?? [])
+    problems.push(`${problem} (${config.file})`);
   return problems;
 }
 
 /**
- * The checkpoint step a restarted prime-rl trainer resumes from (`[resume] step`): the newest checkpoint at or
- * before the newest finished broadcast. Undefined — a fresh start from the base weights — when there is none,
- * e.g. a crash in step 1, when only the startup `broadcasts/step_0` has STABLE (prime-rl refuses `resume.step =
- * 0`). The restarted trainer trains again on the batches after its checkpoint (still on disk: see pruneStepDirs).
+ * The checkpoint step a restarted trainer resumes from, through the trainer plugin's `launch.restartStep` hook
+ * (prime-rl: the newest checkpoint at or before the newest finished broadcast). Undefined: a fresh start.
  * @example restartResumeStep(config) // 3
  */
 export function restartResumeStep(config: RunConfig): number | undefined {
-  if (config.plugins.trainer.spec !== "prime-rl") return undefined;
-  const { runDir, outputDir } = primeRlPaths(config);
-  return resumeCheckpoint(outputDir, lastStableStep(runDir) ?? 0);
+  const { definition, config: trainerConfig } = config.plugins.trainer;
+  return definition.launch?.restartStep?.(trainerConfig, launchContext(config));
 }
 
 /**

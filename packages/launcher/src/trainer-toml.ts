@@ -11,13 +11,14 @@ import TOML from "@iarna/toml";
 import type { RunConfig } from "./sections.ts";
 
 /**
- * The `[trainer]` section as the prime-rl plugin reads it (its defaults when the trainer plugin is another one,
- * e.g. a run that starts a prime-rl server for another trainer).
+ * The settings prime-rl's processes must match, as the trainer plugin gives them (its `launch.processSettings`
+ * hook: the prime-rl plugin's `[trainer]` section), or prime-rl's defaults when the trainer plugin has none (e.g.
+ * a run that starts a prime-rl server for another trainer).
  * @example primeRlSettings(config).prime_rl_version // "0.9"
  */
 export function primeRlSettings(config: RunConfig): PrimeRlConfig {
-  const raw = config.plugins.trainer.definition.name === "prime-rl" ? config.plugins.trainer.config : {};
-  return primeRlConfigSchema.parse(raw);
+  const { definition, config: trainerConfig } = config.plugins.trainer;
+  return primeRlConfigSchema.parse(definition.launch?.processSettings?.(trainerConfig) ?? {});
 }
 
 /**

@@ -39,6 +39,7 @@ export {
   STABLE_FILE,
 } from "./paths.ts";
 export { default, type PrimeRlConfig, primeRlConfigSchema, primeRlPluginPaths } from "./plugin.ts";
+export { lastStableStep } from "./restart.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
 export { waitForFile } from "./watch.ts";
 export {

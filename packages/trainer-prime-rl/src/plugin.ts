@@ -4,9 +4,14 @@ import { AirError, definePlugin } from "@air/core";
 import { pruneStepDirs } from "./checkpoints.ts";
 import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
+import { derive } from "./derive.ts";
+import { exportFinalWeights } from "./final-weights.ts";
 import { waitForStepMetrics } from "./metrics.ts";
 import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
 import { broadcastStepDir, primeRlDirs, rolloutStepDir, STABLE_FILE } from "./paths.ts";
+import { restartProblems, restartStep } from "./restart.ts";
+import { resumeWeights } from "./resume-weights.ts";
+import { prepareRunDir } from "./run-dir.ts";
 import { readStepMap, writeStepMap } from "./steps.ts";
 import { waitForFile } from "./watch.ts";
 import { toTrainingSample } from "./wire.ts";
@@ -53,6 +58,17 @@ export default definePlugin({
   description:
     "prime-rl trainer transport (0.8 TrainingBatch files; 0.9 MicroBatch files or ZMQ), STABLE weights back",
   configSchema: primeRlConfigSchema,
+  // What the launcher does for this trainer: its run dir before it starts, the weights a resumed run starts from,
+  // the step a restarted trainer resumes from (and when it cannot), the final weights, what follows from its ranks.
+  launch: {
+    processSettings: (config) => config,
+    derive,
+    prepareRunDir,
+    resumeWeights,
+    restartStep,
+    restartProblems,
+    finalWeights: exportFinalWeights,
+  },
   create: (config, ctx) => {
     const codec = codecFor(config.prime_rl_version);
     const { runDir, outputDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);

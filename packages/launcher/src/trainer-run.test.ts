@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
-import { preparePrimeRlRunDir } from "./prime-rl-run.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
+import { prepareTrainerRunDir } from "./trainer-run.ts";
 import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
 
 afterAll(removeTempDirs);
@@ -33,14 +33,14 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   const config = await load();
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  const prepared = preparePrimeRlRunDir(config, 0, false);
-  expect(prepared.primeStep).toBeUndefined();
+  const prepared = prepareTrainerRunDir(config, 0, false);
+  expect(prepared.trainerStep).toBeUndefined();
   expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
   // the previous run's final weights are not named as this run's
   mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
   writeFileSync(join(config.runDir, "final-weights.json"), "{}");
-  preparePrimeRlRunDir(config, 0, false);
+  prepareTrainerRunDir(config, 0, false);
   expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
   expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
 });
@@ -50,8 +50,8 @@ test("a resume keeps the steps up to the resume point and tells the trainer wher
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
   // Resume at air step 2 (steps 0 and 1 done): prime-rl step 2 is the last kept.
-  const prepared = preparePrimeRlRunDir(config, 2, true);
-  expect(prepared.primeStep).toBe(2);
+  const prepared = prepareTrainerRunDir(config, 2, true);
+  expect(prepared.trainerStep).toBe(2);
   expect(readdirSync(join(runDir, "broadcasts")).sort()).toEqual(["step_1", "step_2"]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
 });
@@ -60,7 +60,7 @@ test("nothing is touched when the launcher starts no trainer", async () => {
   const config = await load(["--trainer_process.kind=none"]);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
 });
 
@@ -72,8 +72,8 @@ test("a resume loads the newest checkpoint at or before the resume point; later 
     mkdirSync(join(outputDir, "checkpoints", `step_${s}`, "trainer"), { recursive: true });
   // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
   writeFileSync(join(runDir, "metrics.jsonl"), [1, 2, 3].map((step) => `{"step": ${step}}\n`).join(""));
-  const prepared = preparePrimeRlRunDir(config, 2, true);
-  expect(prepared).toMatchObject({ primeStep: 2, resumeStep: 1 });
+  const prepared = prepareTrainerRunDir(config, 2, true);
+  expect(prepared).toMatchObject({ trainerStep: 2, resumeStep: 1 });
   // the trainer ran ahead to step 3 before it died: that row goes, as the step is trained again
   expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe('{"step": 1}\n{"step": 2}\n');
   expect(readdirSync(join(outputDir, "checkpoints"))).toEqual(["step_1"]);
@@ -86,7 +86,7 @@ test("a resume loads the newest checkpoint at or before the resume point; later 
 test("over ZMQ a resume behind its checkpoint is refused (no batch to train again)", async () => {
   const config = await load(["--trainer.transport=zmq"]);
   dirty(primeRlPaths(config).runDir);
-  expect(() => preparePrimeRlRunDir(config, 2, true)).toThrow(
+  expect(() => prepareTrainerRunDir(config, 2, true)).toThrow(
     /newest trainer checkpoint at or before it is none/,
   );
 });
@@ -95,10 +95,10 @@ test("a worker node (node_rank > 0) never cleans the shared output dir", async (
   const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(preparePrimeRlRunDir(config, 0, false).removed).toEqual([]);
+  expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
   // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
   mkdirSync(join(runDir, "checkpoints", "step_2", "trainer"), { recursive: true });
-  expect(preparePrimeRlRunDir(config, 2, true)).toEqual({ primeStep: 2, resumeStep: 2, removed: [] });
+  expect(prepareTrainerRunDir(config, 2, true)).toEqual({ trainerStep: 2, resumeStep: 2, removed: [] });
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
   expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);

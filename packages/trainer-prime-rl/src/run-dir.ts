@@ -1,48 +1,42 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  checkpointDir,
-  cleanFutureSteps,
-  lastPrimeStepUpTo,
-  resumeCheckpoint,
-  stepNumbers,
-} from "@air/trainer-prime-rl";
-import type { RunConfig } from "./sections.ts";
-import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
+import type { PreparedRunDir, RunDirContext } from "@air/core";
+import { checkpointDir, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
+import { cleanFutureSteps } from "./clean.ts";
+import type { PrimeRlConfig } from "./options.ts";
+import { primeRlPluginPaths } from "./plugin.ts";
+import { lastPrimeStepUpTo } from "./steps.ts";
 
 /**
  * Before the launcher starts a trainer for the prime-rl transport, do what prime-rl's `rl` does
  * (`clean_future_steps`): a fresh start removes every old `rollouts/step_*` and `broadcasts/step_*` (else the
  * trainer's receiver, starting at step 1, would train on the previous run's batches and air would take stale
  * weights for fresh ones) plus the old metrics, `control/evicted.txt` and air's step map; a resume removes the
- * steps (and checkpoints) after the resume point. Returns `primeStep`, the last prime-rl step taken by an air step
+ * steps (and checkpoints) after the resume point. Returns `trainerStep`, the last prime-rl step taken by an air step
  * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
  * (`[resume] step`; undefined: the trainer starts from the base weights and trains the kept batches again), and
  * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
- * Does nothing without a prime-rl trainer plugin or when the launcher starts no trainer; a worker node only reads
- * the resume point (the master prepares the shared output dir; a worker that starts late must not delete what the
- * master wrote).
- * @example preparePrimeRlRunDir(config, 4, true) // { primeStep: 4, resumeStep: 4, removed: [".../rollouts/step_5"] }
+ * A worker node only reads the resume point (the master prepares the shared output dir; a worker that starts late
+ * must not delete what the master wrote). The plugin's `launch.prepareRunDir` hook.
+ * @example prepareRunDir(config, { ...ctx, startStep: 4, resume: true, nodeRank: 0 }) // { trainerStep: 4, resumeStep: 4, removed: [".../rollouts/step_5"] }
  */
-export function preparePrimeRlRunDir(
-  config: RunConfig,
-  startStep: number,
-  resume: boolean,
-): { primeStep?: number; resumeStep?: number; removed: string[] } {
-  const tp = config.root.trainer_process;
-  if (config.plugins.trainer.spec !== "prime-rl" || tp.kind === "none") return { removed: [] };
-  const paths = primeRlPaths(config);
+export function prepareRunDir(config: PrimeRlConfig, ctx: RunDirContext): PreparedRunDir {
+  const { startStep, resume } = ctx;
+  const paths = {
+    version: config.prime_rl_version,
+    ...primeRlPluginPaths(config, ctx.runDir, ctx.configDir),
+  };
   const last = resume && startStep > 0 ? lastPrimeStepUpTo(paths.runDir, startStep - 1) : 0;
   const primeStep = last > 0 ? last : undefined;
   const resumeStep = primeStep === undefined ? undefined : resumeCheckpoint(paths.outputDir, primeStep);
-  if (primeStep !== undefined && resumeStep !== primeStep && primeRlSettings(config).transport === "zmq")
+  if (primeStep !== undefined && resumeStep !== primeStep && config.transport === "zmq")
     throw new Error(
       `cannot resume at prime-rl step ${primeStep}: the newest trainer checkpoint at or before it is ` +
         `${resumeStep ?? "none"} (${checkpointDir(paths.outputDir)}), and the batches after it went over ZMQ, ` +
         `not to files the trainer could train on again; [trainer_process] ckpt_interval = 1 checkpoints every step`,
     );
   // A worker's trainer ranks resume from the same checkpoint as the master's; only the master cleans.
-  if (tp.node_rank > 0) return { primeStep, resumeStep, removed: [] };
+  if (ctx.nodeRank > 0) return { trainerStep: primeStep, resumeStep, removed: [] };
   const removed = cleanFutureSteps({
     version: paths.version,
     outputDir: paths.outputDir,
@@ -70,7 +64,7 @@ export function preparePrimeRlRunDir(
   }
   // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
   if (!resume)
-    for (const stale of [join(config.runDir, "final-weights"), join(config.runDir, "final-weights.json")])
+    for (const stale of [join(ctx.runDir, "final-weights"), join(ctx.runDir, "final-weights.json")])
       if (existsSync(stale)) {
         rmSync(stale, { recursive: true, force: true });
         removed.push(stale);
@@ -81,5 +75,5 @@ export function preparePrimeRlRunDir(
       rmSync(join(ckpts, `step_${s}`), { recursive: true, force: true });
       removed.push(join(ckpts, `step_${s}`));
     }
-  return { primeStep, resumeStep, removed };
+  return { trainerStep: primeStep, resumeStep, removed };
 }

@@ -1,0 +1,95 @@
+import { dirname } from "node:path";
+import { errorMessage } from "@air/core";
+import { sweepRunContainers } from "./containers.ts";
+import { diskFullHint } from "./disk.ts";
+import { exportFinalWeights, finalWeightsLines } from "./final-weights.ts";
+import { EXIT, type LaunchResult } from "./launch-plan.ts";
+import type { LaunchSession } from "./launch-supervise.ts";
+import { CONTAINER_SWEEP_MS } from "./reaper.ts";
+import { summaryLine } from "./run-summary.ts";
+import { readLastCompletedStep, removePidFile } from "./rundir.ts";
+import { RUN_MARKER } from "./supervisor.ts";
+
+/**
+ * Tears a run down, whatever ended it: children stopped (SIGKILL after the grace period), the run's containers
+ * removed (or handed to the reaper when docker cannot be reached), the pid file removed, the run marker restored.
+ */
+export async function teardown(
+  session: LaunchSession,
+): Promise<Pick<LaunchResult, "killed" | "removedContainers">> {
+  const { config, plan, options, err, supervisor, reaper } = session;
+  session.view.finish();
+  options.signal?.removeEventListener("abort", session.onStop);
+  const grace = options.force?.aborted ? 0 : config.root.launcher.grace_ms;
+  const killed = await supervisor.stopAll(grace);
+  const sweep = plan.worker ? { removed: [], unreachable: [] } : await sweepRunContainers(config.runDir);
+  removePidFile(plan.stateDir);
+  if (session.markerBefore === undefined) delete process.env[RUN_MARKER];
+  else process.env[RUN_MARKER] = session.markerBefore;
+  if (plan.usesDocker && sweep.unreachable.length > 0) {
+    // e.g. dockerd restarting: the reaper removes the run's containers once the engine answers again
+    err(
+      `[launcher] could not reach ${sweep.unreachable.join(", ")} to remove the run's containers; its reaper ` +
+        `(pid ${reaper.pid}) keeps trying for ${CONTAINER_SWEEP_MS / 60_000} min (or: rl clean ${dirname(config.runDir)})\n`,
+    );
+    reaper.handOffContainers();
+  } else if (session.abandoned) {
+    err(
+      `[launcher] stopped without waiting for the orchestrator; its reaper (pid ${reaper.pid}) sweeps the run's containers for a while\n`,
+    );
+    reaper.handOffAbandoned();
+  } else await reaper.release();
+  return { killed, removedContainers: sweep.removed };
+}
+
+/**
+ * The run's result after teardown: the exit code, the summary line, a disk-full hint, and the final weights
+ * (named and linked however the run ended, but not after a child failed).
+ */
+export function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
+  const { config, plan, options, err } = session;
+  const { runDir } = config;
+  for (const k of result.killed) err(`[launcher] killed: ${k}\n`);
+  if (result.removedContainers.length)
+    err(`[launcher] removed ${result.removedContainers.length} container(s)\n`);
+  const summary = result.summary;
+  const diskHint = (error: string | undefined) => {
+    let last: number | undefined;
+    try {
+      last = readLastCompletedStep(runDir);
+    } catch {}
+    const hint = diskFullHint(runDir, error, config.file, last);
+    if (hint) err(`[launcher] ${hint}\n`);
+  };
+  if (session.childFailure) {
+    err(`error: ${session.childFailure}\n`);
+    diskHint(session.childFailure);
+    return { ...result, exitCode: EXIT.failed, error: session.childFailure };
+  }
+  // The trained model is the run's deliverable: named (and linked to <run dir>/final-weights) however it ended.
+  const deliver = () => {
+    if (plan.worker) return;
+    try {
+      result.finalWeights = exportFinalWeights(config, options.env ?? process.env);
+      if (result.finalWeights) for (const line of finalWeightsLines(result.finalWeights)) err(`${line}\n`);
+    } catch (error) {
+      err(`[launcher] could not export the final weights: ${errorMessage(error)}\n`);
+    }
+  };
+  if (options.signal?.aborted) {
+    err(`run interrupted after ${summary?.stepsCompleted ?? 0} step(s); continue with --resume\n`);
+    deliver();
+    return { ...result, exitCode: EXIT.interrupted };
+  }
+  if (plan.worker) return { ...result, exitCode: EXIT.ok };
+  if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
+  const end = summaryLine(summary);
+  err(`${end.line}\n`);
+  deliver();
+  if (!end.ok) diskHint(summary.error);
+  return {
+    ...result,
+    exitCode: end.ok ? EXIT.ok : EXIT.failed,
+    error: summary.error ?? (end.ok ? undefined : end.line),
+  };
+}
