@@ -110,6 +110,12 @@ export interface LaunchHooks<C> {
   /** What the plugin needs: images, a server, a trainer's files. */
   needs?(config: C, ctx: LaunchContext): PluginNeeds;
   /**
+   * `rl validate`: loads the env's tasks from their files (no process, no image, no network), so a missing or
+   * malformed task fails before a run. One `skip` result (saying which root) when the task root is not on this
+   * machine (a config validated away from its checkout).
+   */
+  tasks?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
+  /**
    * Trainer: the weights a run resumed at `startStep` (> 0) starts from (the trainer's last finished output
    * before it); undefined: the base weights.
    */

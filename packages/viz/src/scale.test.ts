@@ -60,7 +60,7 @@ describe("a run with 10k trajectories", () => {
   beforeAll(() => {
     bigStore(path);
     app = createApp(path);
-  });
+  }, 120_000); // 60k rows written and indexed: ~1 s idle, over bun's 5 s default on a loaded machine
   afterAll(() => app?.close());
 
   test("pages, filters and searches return the right rows", async () => {
