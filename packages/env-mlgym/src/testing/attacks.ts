@@ -85,7 +85,10 @@ export function attackSuite(
     ];
     const first = await runScript(env, example, [...forge, "python train.py", "validate"]);
     // seen once in CI (not reproduced): validate without a score; say what it answered
-    if (first[3]?.scores === undefined) throw new Error(`validate gave no score: ${first[3]?.observation}`);
+    if (first[3]?.scores === undefined)
+      throw new Error(
+        `validate gave no score: ${first[3]?.observation}\n--- every turn:\n${first.map((r, i) => `[${i}] ${r?.observation}`).join("\n")}`,
+      );
     expect(first[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     const second = await runScript(env, example, [
       "python train.py",
