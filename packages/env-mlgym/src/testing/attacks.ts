@@ -83,12 +83,17 @@ export function attackSuite(
       `for f in $(find / -name evaluate.py -writable 2>/dev/null) ../../../../mlgym-tasks/*/evaluation/evaluate.py; do echo '${fake}' > "$f" 2>/dev/null && echo "wrote $f"; done`,
       `(while true; do for f in $(find / -name 'evaluate.py' 2>/dev/null); do echo '${fake}' > "$f" 2>/dev/null; done; sleep 0.05; done &)`,
     ];
-    const first = await runScript(env, example, [...forge, "python train.py", "validate"]);
-    // seen once in CI (not reproduced): validate without a score; say what it answered
+    // Known flake on docker (twice in CI, never locally): the first rollout's validate found no submission,
+    // all four commands done in ~0.4 s. Its turns are printed and the rollout is run once more; the attack's
+    // assertions below are unchanged. A second miss fails with every turn's observation.
+    let first = await runScript(env, example, [...forge, "python train.py", "validate"]);
+    const turns = () => first.map((r, i) => `[${i}] ${r?.observation}`).join("\n");
+    if (first[3]?.scores === undefined) {
+      console.warn(`attack test: validate gave no score; once more. Turns:\n${turns()}`);
+      first = await runScript(env, example, [...forge, "python train.py", "validate"]);
+    }
     if (first[3]?.scores === undefined)
-      throw new Error(
-        `validate gave no score: ${first[3]?.observation}\n--- every turn:\n${first.map((r, i) => `[${i}] ${r?.observation}`).join("\n")}`,
-      );
+      throw new Error(`validate gave no score: ${first[3]?.observation}\n--- every turn:\n${turns()}`);
     expect(first[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     const second = await runScript(env, example, [
       "python train.py",
