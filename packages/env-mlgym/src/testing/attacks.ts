@@ -83,9 +83,10 @@ export function attackSuite(
       `for f in $(find / -name evaluate.py -writable 2>/dev/null) ../../../../mlgym-tasks/*/evaluation/evaluate.py; do echo '${fake}' > "$f" 2>/dev/null && echo "wrote $f"; done`,
       `(while true; do for f in $(find / -name 'evaluate.py' 2>/dev/null); do echo '${fake}' > "$f" 2>/dev/null; done; sleep 0.05; done &)`,
     ];
-    // Known flake on docker (twice in CI, never locally): the first rollout's validate found no submission,
-    // all four commands done in ~0.4 s. Its turns are printed and the rollout is run once more; the attack's
-    // assertions below are unchanged. A second miss fails with every turn's observation.
+    // An open bug on docker, not a test flake (three times in CI, never locally): train.py printed "wrote
+    // submission.csv" and the next validate's evaluation found no submission — with this test's background
+    // process running, the evaluation's copy of the workspace (DockerSandbox.evaluate) can miss a file. Until it is
+    // fixed, the turns are printed and the rollout runs once more; the attack's assertions below are unchanged.
     let first = await runScript(env, example, [...forge, "python train.py", "validate"]);
     const turns = () => first.map((r, i) => `[${i}] ${r?.observation}`).join("\n");
     if (first[3]?.scores === undefined) {
