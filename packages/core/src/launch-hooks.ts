@@ -116,6 +116,13 @@ export interface LaunchHooks<C> {
    */
   tasks?(config: C, ctx: LaunchContext): CheckResult[] | Promise<CheckResult[]>;
   /**
+   * Policy: the server the launcher starts puts a router in front of its engine (prime-rl's default), so admin
+   * calls (`/pause`, `/update_weights`, LoRA loads) must go to the engine, as prime-rl's `rl` sets the
+   * orchestrator's `admin_base_url`. Fills in the plugin's own admin address (mutating `config`) and returns
+   * problems, each naming its keys.
+   */
+  routeAdmin?(config: C, server: { url: string; engineUrl: string }): string[];
+  /**
    * Trainer: the weights a run resumed at `startStep` (> 0) starts from (the trainer's last finished output
    * before it); undefined: the base weights.
    */

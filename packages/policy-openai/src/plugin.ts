@@ -1,4 +1,5 @@
 import { definePlugin } from "@air/core";
+import { routeAdmin } from "./admin-route.ts";
 import { baseUrls, openaiPolicyConfig } from "./config.ts";
 import { OpenAIPolicy } from "./policy.ts";
 import { probeServer } from "./probe.ts";
@@ -23,6 +24,7 @@ export default definePlugin({
     // With several servers the launcher checks (or starts) the first; the others are the user's.
     needs: (config) => ({ inferenceUrl: baseUrls(config)[0], weightUpdate: config.weight_update }),
     preflight: (config, ctx) => probeServer(config, ctx),
+    routeAdmin,
   },
   create(config, ctx) {
     const policy = new OpenAIPolicy(config, {
