@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp } from "node:fs/promises";
 import { join, posix } from "node:path";
@@ -10,10 +10,10 @@ import {
   killGroup,
   removeTree,
   runProcess,
-  SentinelShell,
+  type SentinelShell,
   sandboxEnv,
   shellQuote,
-  writeFd3,
+  startBwrapShell,
 } from "@air/sandbox";
 import { envList, resolveEnvVars } from "./env-vars.ts";
 import { type LocalHost, readIfThere } from "./local-runtime.ts";
@@ -91,21 +91,7 @@ export class LocalHarborSandbox implements HarborSandbox {
     const inside = !rel.startsWith("..") && existsSync(join(this.layout.work, rel));
     const start = inside ? cwd : this.workdir;
     const { argv, fd3 } = bwrapInvocation(this.agentSpec(["bash", "--noprofile", "--norc"], start));
-    const [bwrap, ...args] = argv;
-    const child = spawn(bwrap as string, args, {
-      cwd: "/",
-      env: this.processEnv(),
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
-    });
-    writeFd3(child, fd3);
-    const shell = new SentinelShell((text) => child.stdin?.write(text));
-    child.stdout?.on("data", (chunk: Buffer) => shell.feed(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => shell.feed(chunk));
-    child.stdin?.on("error", () => {});
-    child.on("error", (error) => shell.fail(error));
-    child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
-    child.stdin?.write(SentinelShell.PRELUDE);
+    const { child, shell } = startBwrapShell(argv, fd3, this.processEnv());
     this.child = child;
     this.shell = shell;
     this.cwd = start;

@@ -35,7 +35,15 @@ export {
 export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
-export { chownTree, killGroup, type ProcessOutput, removeTree, runProcess, writeFd3 } from "./process.ts";
+export {
+  chownTree,
+  killGroup,
+  type ProcessOutput,
+  removeTree,
+  runProcess,
+  startBwrapShell,
+  writeFd3,
+} from "./process.ts";
 export {
   execWithTimeout,
   SentinelShell,

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,9 +12,9 @@ import {
   sandboxEnv,
 } from "./bwrap.ts";
 import { copyTree, freeze, thaw } from "./fork-copy.ts";
-import { chownTree, killGroup, removeTree, runProcess, writeFd3 } from "./process.ts";
+import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
-import { execWithTimeout, SentinelShell, shellQuote } from "./shell.ts";
+import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
 import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
 
 /** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
@@ -122,21 +122,7 @@ export class LocalSandbox implements Sandbox {
       : undefined;
     const start = hostPath && existsSync(hostPath) ? cwd : SANDBOX_WORKSPACE;
     const { argv, fd3 } = bwrapInvocation(this.spec(["bash", "--noprofile", "--norc"], { cwd: start }));
-    const [bwrap, ...args] = argv;
-    const child = spawn(bwrap as string, args, {
-      cwd: "/",
-      env: sandboxEnv(),
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe", "pipe"],
-    });
-    writeFd3(child, fd3);
-    const shell = new SentinelShell((text) => child.stdin?.write(text));
-    child.stdout?.on("data", (chunk: Buffer) => shell.feed(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => shell.feed(chunk));
-    child.stdin?.on("error", () => {});
-    child.on("error", (error) => shell.fail(error));
-    child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
-    child.stdin?.write(`${SentinelShell.PRELUDE}${this.host.agentInit}\n`);
+    const { child, shell } = startBwrapShell(argv, fd3, sandboxEnv(), this.host.agentInit);
     this.child = child;
     this.shell = shell;
     this.cwd = start;

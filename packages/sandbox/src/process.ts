@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
+import { SentinelShell } from "./shell.ts";
 
 /** Output of a finished child process. */
 export interface ProcessOutput {
@@ -102,4 +103,34 @@ export function writeFd3(child: ChildProcess, data: Uint8Array): void {
   const pipe = child.stdio[3] as Writable | null | undefined;
   pipe?.on("error", () => {});
   pipe?.end(Buffer.from(data));
+}
+
+/**
+ * Starts a persistent bash under bwrap (`argv` from `bwrapInvocation`, its setup on fd 3) in its own process group,
+ * wired to a SentinelShell: stdout and stderr feed it, a spawn error or exit fails it, and `init` (after the
+ * shell's prelude) runs first. The caller keeps `child` to kill its group.
+ * @example const { child, shell } = startBwrapShell(argv, fd3, sandboxEnv()); await shell.run("ls", 5000);
+ */
+export function startBwrapShell(
+  argv: string[],
+  fd3: Uint8Array,
+  env: Record<string, string>,
+  init = "",
+): { child: ChildProcess; shell: SentinelShell } {
+  const [bwrap, ...args] = argv;
+  const child = spawn(bwrap as string, args, {
+    cwd: "/",
+    env,
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
+  });
+  writeFd3(child, fd3);
+  const shell = new SentinelShell((text) => child.stdin?.write(text));
+  child.stdout?.on("data", (chunk: Buffer) => shell.feed(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => shell.feed(chunk));
+  child.stdin?.on("error", () => {});
+  child.on("error", (error) => shell.fail(error));
+  child.on("exit", () => shell.fail(new Error("the sandbox shell exited")));
+  child.stdin?.write(init ? `${SentinelShell.PRELUDE}${init}\n` : SentinelShell.PRELUDE);
+  return { child, shell };
 }
