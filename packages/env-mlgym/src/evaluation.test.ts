@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "@air/sandbox";
 import { mlgymConfigSchema } from "./config.ts";
@@ -73,18 +75,29 @@ describe("known MLGym task defaults", () => {
 });
 
 describe("LMSubmissionTasks", () => {
-  test("without a GPU in the sandbox the evaluation is a clear error, and nothing is run", async () => {
-    const commands: string[] = [];
+  test("without a GPU in the sandbox the evaluation is a clear error, and torchrun never runs", async () => {
+    // The evaluation's own shell decides (here: bash in a directory whose PATH has a torchrun that leaves a mark
+    // and no nvidia-smi), never the agent's shell.
+    const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin", "torchrun"), `#!/bin/sh\ntouch ${dir}/ran\n`, { mode: 0o755 });
     const sandbox: Sandbox = {
       id: "fake",
       workspace: "/home/agent/workspace",
-      exec: async (command) => {
-        commands.push(command);
-        return { output: "0\n", exitCode: 1, cwd: "/home/agent/workspace", timedOut: false };
+      exec: async () => {
+        throw new Error("the artefact check ran in the agent's shell");
       },
       evaluate: async (request) => {
-        commands.push(`evaluate: ${request.command}`);
-        return { stdout: '{"val_loss": 1}', stderr: "", exitCode: 0, timedOut: false };
+        const proc = Bun.spawnSync(["bash", "-c", request.command], {
+          cwd: dir,
+          env: { PATH: `${dir}/bin:/usr/bin:/bin` },
+        });
+        return {
+          stdout: proc.stdout.toString(),
+          stderr: proc.stderr.toString(),
+          exitCode: proc.exitCode ?? 1,
+          timedOut: false,
+        };
       },
       snapshot: async () => new Uint8Array(),
       alive: async () => true,
@@ -93,11 +106,15 @@ describe("LMSubmissionTasks", () => {
       ...(await loadTask(REPO_ROOT, "apartmentRent")),
       entrypoint: "LMSubmissionTasks" as const,
     };
-    const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
-    expect(result).toEqual({
-      ok: false,
-      error: expect.stringContaining("torchrun on a GPU, and the sandbox sees none"),
-    });
-    expect(commands.some((c) => c.startsWith("evaluate:"))).toBe(false);
+    try {
+      const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
+      expect(result).toEqual({
+        ok: false,
+        error: expect.stringContaining("torchrun on a GPU, and the sandbox sees none"),
+      });
+      expect(existsSync(join(dir, "ran"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,8 +1,39 @@
-import type { Sandbox } from "@air/sandbox";
+import type { EvaluationOutput, Sandbox } from "@air/sandbox";
 import { shellQuote } from "@air/sandbox";
 import { DEFAULT_PROXY_CALL_TIMEOUT_S, GUARD_EXIT, guarded, guardedCommand } from "./guard/guard.ts";
 import { canonicalScores } from "./known-tasks.ts";
 import type { Task } from "./task.ts";
+
+/** Exit status of an evaluation whose artefact is missing (the task's evaluator never ran); the guard's is 86. */
+const NO_ARTEFACT_EXIT = 87;
+const MISSING_PREFIX = "air evaluation: ";
+const ARTEFACT_PREFIX = "air-evaluation-artefact: ";
+const NO_SUBMISSION = "No submission file found. Please make sure that your code produces a submission file.";
+const NO_MODEL =
+  "No valid submission artefacts found. Please make sure that your code produces a checkpoints folder.";
+const NO_GPU =
+  "This task's evaluation runs torchrun on a GPU, and the sandbox sees none (give the docker runtime GPUs: env.docker.gpu_ids or [deployment] env_gpu_ids).";
+
+/** Shell words that end the evaluation with {@link NO_ARTEFACT_EXIT} and `message` when `condition` holds. */
+function missing(condition: string, message: string): string {
+  return `if ${condition}; then echo ${shellQuote(MISSING_PREFIX + message)} >&2; exit ${NO_ARTEFACT_EXIT}; fi;`;
+}
+
+/** Shell words printing the artefact's path (relative to the workspace) as the evaluation's first stdout line. */
+function artefactLine(path: string): string {
+  return `printf '%s\\n' ${shellQuote(ARTEFACT_PREFIX)}${path};`;
+}
+
+/** The evaluation's output without its first artefact line, and that line's path. */
+function takeArtefactLine(out: EvaluationOutput): { out: EvaluationOutput; artefact?: string } {
+  if (!out.stdout.startsWith(ARTEFACT_PREFIX)) return { out };
+  const end = out.stdout.indexOf("\n");
+  const line = end < 0 ? out.stdout : out.stdout.slice(0, end);
+  return {
+    out: { ...out, stdout: end < 0 ? "" : out.stdout.slice(end + 1) },
+    artefact: line.slice(ARTEFACT_PREFIX.length),
+  };
+}
 
 /** Outcome of one evaluation: scores, or why there are none. */
 export type EvaluationResult =
@@ -59,61 +90,44 @@ export async function evaluateTask(
   const script = task.evaluationPaths[0] as string;
   const ws = sandbox.workspace;
   let command: string;
-  let artefact = ws;
   switch (task.entrypoint) {
-    case "CSVSubmissionTasks": {
-      const check = await sandbox.exec(`test -f ${shellQuote(`${ws}/submission.csv`)} && echo yes`, 30_000);
-      if (check.output.trim() !== "yes") {
-        return {
-          ok: false,
-          error: "No submission file found. Please make sure that your code produces a submission file.",
-        };
-      }
-      artefact = `${ws}/submission.csv`;
-      command = `${options.python} ${shellQuote(script)} --submission_file submission.csv`;
+    // The artefact checks run inside the evaluation (as root, on its copy of the workspace), never in the agent's
+    // shell: a background process of the agent writing to that shell's output, or a shell function named `test`
+    // or `find`, would otherwise decide what the check sees.
+    case "CSVSubmissionTasks":
+      command =
+        `${missing("[ ! -f submission.csv ]", NO_SUBMISSION)} ${artefactLine("submission.csv")}` +
+        `${options.python} ${shellQuote(script)} --submission_file submission.csv`;
       break;
-    }
-    case "ModelSubmissionTasks": {
-      const found = await sandbox.exec(
-        `cd ${shellQuote(ws)} && find . -type f -name '*.yaml' | head -n1`,
-        30_000,
-      );
-      const config = found.output.trim();
-      if (!config) {
-        return {
-          ok: false,
-          error:
-            "No valid submission artefacts found. Please make sure that your code produces a checkpoints folder.",
-        };
-      }
-      artefact = `${ws}/${config.replace(/^\.\//, "")}`;
-      command = `${options.python} ${shellQuote(script)} --config_fname ${shellQuote(config)}`;
+    case "ModelSubmissionTasks":
+      command =
+        `config=$(find . -type f -name '*.yaml' | head -n1); ${missing('[ -z "$config" ]', NO_MODEL)}` +
+        ` ${artefactLine('"$config"')}${options.python} ${shellQuote(script)} --config_fname "$config"`;
       break;
-    }
-    case "LMSubmissionTasks": {
-      const gpu = await sandbox.exec("nvidia-smi -L 2>/dev/null | grep -c '^GPU'", 30_000);
-      if (!(Number(gpu.output.trim()) > 0)) {
-        return {
-          ok: false,
-          error:
-            "This task's evaluation runs torchrun on a GPU, and the sandbox sees none (give the docker runtime GPUs: env.docker.gpu_ids or [deployment] env_gpu_ids).",
-        };
-      }
-      command = `torchrun --nproc_per_node=1 --standalone ${shellQuote(script)}`;
+    case "LMSubmissionTasks":
+      command =
+        `${missing("! nvidia-smi -L 2>/dev/null | grep -q '^GPU'", NO_GPU)} ${artefactLine(".")}` +
+        `torchrun --nproc_per_node=1 --standalone ${shellQuote(script)}`;
       break;
-    }
     default:
-      artefact = ws;
-      command = guarded(task)
-        ? guardedCommand(
-            task,
-            options.python,
-            script,
-            options.proxyCallTimeoutS ?? DEFAULT_PROXY_CALL_TIMEOUT_S,
-          )
-        : `${options.python} ${shellQuote(script)}`;
+      command = `${artefactLine(".")}${
+        guarded(task)
+          ? guardedCommand(
+              task,
+              options.python,
+              script,
+              options.proxyCallTimeoutS ?? DEFAULT_PROXY_CALL_TIMEOUT_S,
+            )
+          : `${options.python} ${shellQuote(script)}`
+      }`;
   }
-  const out = await sandbox.evaluate({ command, timeoutMs: options.timeoutMs });
+  const evaluated = await sandbox.evaluate({ command, timeoutMs: options.timeoutMs });
+  const { out, artefact: found } = takeArtefactLine(evaluated);
+  const artefact = found === "." || found === undefined ? ws : `${ws}/${found.replace(/^\.\//, "")}`;
+  if (out.exitCode === NO_ARTEFACT_EXIT) {
+    const said = out.stderr.split("\n").find((l) => l.startsWith(MISSING_PREFIX));
+    if (said) return { ok: false, error: said.slice(MISSING_PREFIX.length) };
+  }
   if (out.timedOut)
     return { ok: false, error: `Evaluation timed out after ${Math.round(options.timeoutMs / 1000)} s.` };
   const scores = out.exitCode === 0 ? parseMetrics(out.stdout) : undefined;

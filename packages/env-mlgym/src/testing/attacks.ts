@@ -83,18 +83,11 @@ export function attackSuite(
       `for f in $(find / -name evaluate.py -writable 2>/dev/null) ../../../../mlgym-tasks/*/evaluation/evaluate.py; do echo '${fake}' > "$f" 2>/dev/null && echo "wrote $f"; done`,
       `(while true; do for f in $(find / -name 'evaluate.py' 2>/dev/null); do echo '${fake}' > "$f" 2>/dev/null; done; sleep 0.05; done &)`,
     ];
-    // An open bug on docker, not a test flake (three times in CI, never locally): train.py printed "wrote
-    // submission.csv" and the next validate's evaluation found no submission — with this test's background
-    // process running, the evaluation's copy of the workspace (DockerSandbox.evaluate) can miss a file. Until it is
-    // fixed, the turns are printed and the rollout runs once more; the attack's assertions below are unchanged.
-    let first = await runScript(env, example, [...forge, "python train.py", "validate"]);
-    const turns = () => first.map((r, i) => `[${i}] ${r?.observation}`).join("\n");
-    if (first[3]?.scores === undefined) {
-      console.warn(`attack test: validate gave no score; once more. Turns:\n${turns()}`);
-      first = await runScript(env, example, [...forge, "python train.py", "validate"]);
-    }
+    const first = await runScript(env, example, [...forge, "python train.py", "validate"]);
     if (first[3]?.scores === undefined)
-      throw new Error(`validate gave no score: ${first[3]?.observation}\n--- every turn:\n${turns()}`);
+      throw new Error(
+        `validate gave no score: ${first.map((r, i) => `[${i}] ${r?.observation}`).join("\n")}`,
+      );
     expect(first[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     const second = await runScript(env, example, [
       "python train.py",
@@ -103,6 +96,23 @@ export function attackSuite(
     ]);
     expect(second[1]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
     expect(second[2]?.observation).toStartWith("0\n");
+  });
+
+  it("an agent's background output and shell functions cannot change what validate finds", async () => {
+    // The bash loop above printed "Permission denied" between turns (a failing `> "$f"` is reported before its
+    // `2>/dev/null` applies), and validate once read that output as its artefact check's answer.
+    const example = await exampleOf(env, "apartmentRent");
+    const results = await runScript(env, example, [
+      "(while true; do echo noise; echo noise >&2; sleep 0.002; done &)",
+      "python train.py",
+      "validate",
+      "validate",
+      "test() { return 0; }; find() { echo ./nothing.yaml; }; rm submission.csv",
+      "validate",
+    ]);
+    expect(results[2]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
+    expect(results[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
+    expect(results[5]?.evaluationError).toContain("No submission file found");
   });
 
   it("there is no network", async () => {

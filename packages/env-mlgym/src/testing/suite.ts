@@ -224,13 +224,14 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
 
   it("a symlinked or doctored submission cannot reach the ground truth", async () => {
     const example = await exampleOf(env, "apartmentRent");
-    // Were symlinks kept, submission.csv would point at the pristine answer.csv laid over the copy.
+    // Were symlinks kept, submission.csv would point at the pristine answer.csv laid over the copy; the copy has
+    // none, so there is no submission.
     const results = await runScript(env, example, [
       "echo id,rent > answer.csv; ln -s answer.csv submission.csv",
       "validate",
     ]);
     expect(results[1]?.scores).toBeUndefined();
-    expect(results[1]?.evaluationError).toContain("Evaluation failed");
+    expect(results[1]?.evaluationError).toContain("No submission file found");
   });
 
   it("a rollout cannot break the next rollout's workspace", async () => {
