@@ -108,6 +108,7 @@ class PolicyState:
     def load_lora(self, name, path, inplace):
         with self.lock:
             self.adapters.load(name, path, self.model, inplace)
+            print(f"Loaded new LoRA adapter: name '{name}', path '{path}'", file=sys.stderr, flush=True)  # vLLM's line
             self.model_names.add(name)
             self.version += 1
             self.prompt_counts = {}
