@@ -87,6 +87,10 @@ const dist = (c: Chat) =>
 
 /** A batch of one rewarded completion, with the server's logprobs (so the trainer's mismatch compares the two). */
 function writeStep(step: number, chat: Chat): void {
+  writeStepIn(runDir, step, chat);
+}
+
+function writeStepIn(runDir: string, step: number, chat: Chat): void {
   const completion = chat.choices[0]?.token_ids ?? [];
   const lps = chat.choices[0]?.logprobs.content.map((e) => e.logprob) ?? [];
   const n = chat.prompt_token_ids.length;
@@ -255,4 +259,52 @@ test("the server refuses an adapter above max_lora_rank, and LoRA loads when LoR
   const refused = await load(off.ready.port, "/v1/load_lora_adapter", { lora_name: "a", lora_path: adapter });
   expect(refused.status).toBe(400);
   expect(JSON.stringify(await refused.json())).toContain("LoRA is not enabled");
+}, 180_000);
+
+test("LoRA checkpoints hold the adapter: [resume] step = 1 broadcasts the very adapter step 1 trained", async () => {
+  const resumeRun = join(root, "resume-run");
+  const write = (name: string, maxSteps: number, extra: string) => {
+    const f = join(root, `${name}.json`);
+    writeTinyConfig(f, {
+      commands: COMMANDS,
+      seed: 4,
+      run_dir: resumeRun,
+      poll_ms: 20,
+      max_steps: maxSteps,
+      lr: 0.05,
+      lora: { rank: 4, alpha: 8 },
+    });
+    appendFileSync(tinyFiles(f).trainer, extra);
+    return f;
+  };
+  const first = await startTiny(TINY_TRAINER_SCRIPT, write("first", 1, "[ckpt]\n"), 60_000);
+  started.push(first);
+  const chat = {
+    prompt_token_ids: [1, 2],
+    choices: [
+      {
+        token_ids: [258, 256],
+        logprobs: {
+          content: [
+            { logprob: -1.1, top_logprobs: [] },
+            { logprob: 0, top_logprobs: [] },
+          ],
+        },
+      },
+    ],
+  };
+  writeStepIn(resumeRun, 1, chat);
+  expect(await Promise.race([first.proc.exited, Bun.sleep(60_000).then(() => "hung")])).toBe(0);
+  const adapter = join(resumeRun, "broadcasts", "step_1", "adapter_model.safetensors");
+  const trained = readFileSync(adapter);
+  rmSync(join(resumeRun, "broadcasts"), { recursive: true });
+  const second = await startTiny(
+    TINY_TRAINER_SCRIPT,
+    write("second", 2, "[ckpt]\n[resume]\nstep = 1\n"),
+    60_000,
+  );
+  started.push(second);
+  expect(second.ready).toMatchObject({ event: "ready", step: 2 });
+  expect(readFileSync(adapter).equals(trained)).toBe(true);
+  await second.stop();
 }, 180_000);
