@@ -31,20 +31,28 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 }, 30_000);
 
-const runDir = join(root, "run");
-const file = join(root, "tiny.json");
 const COMMANDS = ["ls", "validate", "submit"];
-writeTinyConfig(file, {
-  port: 0,
-  commands: COMMANDS,
-  seed: 4,
-  run_dir: runDir,
-  poll_ms: 20,
-  max_steps: 2,
-  lr: 0.05,
-  lora: { rank: 4, alpha: 8 },
-});
-appendFileSync(tinyFiles(file).trainer, "[ckpt]\n"); // a checkpoint after the last step
+
+/** A LoRA setup (r = `rank`, alpha 8, lr 0.05) training `run`; `extra` is appended to its trainer TOML. */
+function loraSetup(name: string, run: string, maxSteps: number, extra = "[ckpt]\n", rank = 4): string {
+  const f = join(root, `${name}.json`);
+  const lora = { rank, alpha: 8 };
+  writeTinyConfig(f, {
+    port: 0,
+    commands: COMMANDS,
+    seed: 4,
+    run_dir: run,
+    poll_ms: 20,
+    max_steps: maxSteps,
+    lr: 0.05,
+    lora,
+  });
+  appendFileSync(tinyFiles(f).trainer, extra);
+  return f;
+}
+
+const runDir = join(root, "run");
+const file = loraSetup("tiny", runDir, 2); // with a checkpoint after the last step
 
 interface Chat {
   prompt_token_ids: number[];
@@ -234,15 +242,7 @@ print(json.dumps({"same_keys": sorted(base) == sorted(init), "changed": [k for k
 }, 240_000);
 
 test("the server refuses an adapter above max_lora_rank, and LoRA loads when LoRA is not enabled", async () => {
-  const big = join(root, "big.json");
-  writeTinyConfig(big, {
-    port: 0,
-    commands: COMMANDS,
-    seed: 4,
-    run_dir: join(root, "big-run"),
-    max_steps: 1,
-    lora: { rank: 8, alpha: 8 },
-  });
+  const big = loraSetup("big", join(root, "big-run"), 1, "", 8);
   const trainer = await startTiny(TINY_TRAINER_SCRIPT, big, 60_000); // writes step_0's adapter (r = 8)
   started.push(trainer);
   await trainer.stop();
@@ -263,36 +263,10 @@ test("the server refuses an adapter above max_lora_rank, and LoRA loads when LoR
 
 test("LoRA checkpoints hold the adapter: [resume] step = 1 broadcasts the very adapter step 1 trained", async () => {
   const resumeRun = join(root, "resume-run");
-  const write = (name: string, maxSteps: number, extra: string) => {
-    const f = join(root, `${name}.json`);
-    writeTinyConfig(f, {
-      commands: COMMANDS,
-      seed: 4,
-      run_dir: resumeRun,
-      poll_ms: 20,
-      max_steps: maxSteps,
-      lr: 0.05,
-      lora: { rank: 4, alpha: 8 },
-    });
-    appendFileSync(tinyFiles(f).trainer, extra);
-    return f;
-  };
-  const first = await startTiny(TINY_TRAINER_SCRIPT, write("first", 1, "[ckpt]\n"), 60_000);
+  const first = await startTiny(TINY_TRAINER_SCRIPT, loraSetup("first", resumeRun, 1), 60_000);
   started.push(first);
-  const chat = {
-    prompt_token_ids: [1, 2],
-    choices: [
-      {
-        token_ids: [258, 256],
-        logprobs: {
-          content: [
-            { logprob: -1.1, top_logprobs: [] },
-            { logprob: 0, top_logprobs: [] },
-          ],
-        },
-      },
-    ],
-  };
+  const content = [-1.1, 0].map((logprob) => ({ logprob, top_logprobs: [] }));
+  const chat = { prompt_token_ids: [1, 2], choices: [{ token_ids: [258, 256], logprobs: { content } }] };
   writeStepIn(resumeRun, 1, chat);
   expect(await Promise.race([first.proc.exited, Bun.sleep(60_000).then(() => "hung")])).toBe(0);
   const adapter = join(resumeRun, "broadcasts", "step_1", "adapter_model.safetensors");
@@ -300,7 +274,7 @@ test("LoRA checkpoints hold the adapter: [resume] step = 1 broadcasts the very a
   rmSync(join(resumeRun, "broadcasts"), { recursive: true });
   const second = await startTiny(
     TINY_TRAINER_SCRIPT,
-    write("second", 2, "[ckpt]\n[resume]\nstep = 1\n"),
+    loraSetup("second", resumeRun, 2, "[resume]\nstep = 1\n"),
     60_000,
   );
   started.push(second);
