@@ -132,7 +132,7 @@ def load_adapter(directory):
 
 
 def adapted_model(base, config, tensors):
-    """A copy of `base` with the adapter applied (base weights shared by value, not modified)."""
+    """A deep copy of `base` with the adapter applied; `base` itself is not modified."""
     targets = config.get("target_modules") or []
     lora = {
         "rank": int(config["r"]),
