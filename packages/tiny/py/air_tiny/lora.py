@@ -126,7 +126,7 @@ def load_adapter(directory):
         torch_files = [p for p in ("adapter_model.bin", "adapter_model.pt") if os.path.isfile(os.path.join(directory, p))]
         if not torch_files:
             raise FileNotFoundError(f"No adapter weights in {directory} ({WEIGHTS_FILE}, adapter_model.bin or .pt)")
-        tensors = torch.load(os.path.join(directory, torch_files[0]), map_location="cpu")
+        tensors = torch.load(os.path.join(directory, torch_files[0]), map_location="cpu", weights_only=True)
     tensors = {k[len(PEFT_PREFIX) :] if k.startswith(PEFT_PREFIX) else k: v for k, v in tensors.items()}
     return config, tensors
 
