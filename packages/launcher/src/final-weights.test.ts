@@ -147,3 +147,78 @@ test("a tiny model's final weights are served by the tiny inference stand-in, wi
   expect(typeof trained).toBe("number");
   expect(trained).not.toBe(seed);
 }, 120_000);
+
+test("a LoRA adapter above vLLM's default max_lora_rank (16) is served with --max-lora-rank", async () => {
+  const { config, base, runDir } = await finishedRun(["--trainer.lora=true"], {
+    "adapter_model.safetensors": "A",
+  });
+  writeFileSync(join(runDir, "broadcasts", "step_3", "adapter_config.json"), JSON.stringify({ r: 24 }));
+  const w = exportFinalWeights(config);
+  expect(w?.serve).toBe(`vllm serve ${base} --enable-lora --max-lora-rank 32 --lora-modules air=${w?.dir}`);
+});
+
+test("a tiny model's LoRA final weights: the printed command (the vllm stand-in) serves the adapter as `air`", async () => {
+  const out = tempDir("final-tiny-lora");
+  const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
+    `--run.output_dir="${out}"`,
+    "--trainer.lora=true",
+  ]);
+  const step1 = join(primeRlPaths(config).runDir, "broadcasts", "step_1");
+  // The trainer's LoRA broadcast of a trained step (B moved off zero), r = 32 as configs/mlgym/rl.toml trains.
+  const save = Bun.spawnSync(
+    [
+      "/usr/bin/python3",
+      "-c",
+      "import sys, torch; from air_tiny import lora, model as tm\n" +
+        "m = tm.build_model(tm.load_model_config(sys.argv[1]))\n" +
+        "c = {**lora.LORA_DEFAULTS, 'rank': 32, 'alpha': 64.0}\nlora.apply_lora(m, c)\n" +
+        "with torch.no_grad():\n    [p.add_(0.05) for n, p in m.named_parameters() if '.lora_B.' in n]\n" +
+        "lora.save_adapter(m, sys.argv[2], c, sys.argv[1])",
+      config.root.model.name,
+      step1,
+    ],
+    { env: { ...process.env, PYTHONPATH: join(REPO_ROOT, "packages", "tiny", "py") }, stderr: "pipe" },
+  );
+  expect(save.exitCode, save.stderr.toString()).toBe(0);
+  writeFileSync(join(step1, "STABLE"), "");
+  writeProgress(config.runDir, { lastCompletedStep: 0, updatedAt: new Date().toISOString(), metrics: {} });
+  const w = exportFinalWeights(config);
+  const dir = w?.dir as string;
+  const vllm = join(REPO_ROOT, "packages", "tiny", "bin", "vllm");
+  expect(w).toMatchObject({ kind: "lora", loadable: true });
+  expect(w?.serve).toBe(
+    `${vllm} serve ${config.root.model.name} --enable-lora --max-lora-rank 32 --lora-modules air=${dir}`,
+  );
+  const proc = Bun.spawn([...(w?.serve.split(" ") ?? []), "--host", "127.0.0.1", "--port", "0"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const reader = proc.stdout.getReader();
+    let text = "";
+    while (!text.includes("\n")) text += new TextDecoder().decode((await reader.read()).value);
+    const port = (JSON.parse(text.split("\n")[0] as string) as { port: number }).port;
+    const logprob = async (model: string) => {
+      const r = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({
+          model,
+          messages: [{ role: "user", content: "go" }],
+          logprobs: true,
+          top_logprobs: 3,
+        }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const body = (await r.json()) as {
+        choices: Array<{ logprobs: { content: Array<{ top_logprobs: Array<{ logprob: number }> }> } }>;
+      };
+      return body.choices[0]?.logprobs.content[0]?.top_logprobs.map((t) => t.logprob);
+    };
+    const adapted = await logprob("air");
+    expect(adapted?.length).toBe(3);
+    expect(adapted).not.toEqual(await logprob(config.root.model.name));
+  } finally {
+    proc.kill();
+    await proc.exited;
+  }
+}, 120_000);

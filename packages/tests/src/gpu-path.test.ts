@@ -63,6 +63,8 @@ interface Case {
   external?: boolean;
   /** prime-rl's router in front of the engine (launched: [inference] router = true; external: started so). */
   router?: boolean;
+  /** `[trainer] lora = true`: the trainer broadcasts LoRA adapters, the policy loads them by name. */
+  lora?: boolean;
 }
 
 async function runConfig(
@@ -150,6 +152,7 @@ const CASES: Case[] = [
   {
     config: "configs/mlgym/rl.toml",
     runName: "mlgym-rl",
+    lora: true,
     ranks: 5,
     mlgym: true,
     transport: "filesystem",
@@ -158,6 +161,7 @@ const CASES: Case[] = [
   {
     config: "configs/mlgym/rl_debug.toml",
     runName: "mlgym-rl-debug",
+    lora: true,
     ranks: 5,
     mlgym: true,
     server: "vllm",
@@ -166,6 +170,7 @@ const CASES: Case[] = [
   {
     config: "configs/mlgym/multi-host.toml",
     runName: "mlgym-multi-host",
+    lora: true,
     ranks: 5,
     mlgym: true,
     server: "vllm",
@@ -230,7 +235,22 @@ describe.skipIf(!haveSid)(
             const want = Array.from({ length: c.ranks }, (_, r) => `rank_${r}.bin`).sort();
             expect(readdirSync(newest).sort()).toEqual(want);
           }
-          expect(existsSync(join(prime, "broadcasts", "step_2", "STABLE"))).toBe(true);
+          const step2 = join(prime, "broadcasts", "step_2");
+          expect(existsSync(join(step2, "STABLE"))).toBe(true);
+          const final = JSON.parse(readFileSync(join(runDir, "final-weights.json"), "utf8"));
+          if (c.lora) {
+            // prime-rl's LoRA broadcast: the adapter alone (no base weights), and it is the run's final weights.
+            const adapter = ["adapter_config.json", "adapter_model.safetensors"];
+            expect(readdirSync(step2).sort()).toEqual(["STABLE", ...adapter]);
+            expect(final).toMatchObject({ kind: "lora", loadable: true });
+            expect(readdirSync(final.dir).sort()).toEqual(adapter);
+            // The policy loaded each new adapter into the server under vLLM's versioned names (the server's log line).
+            const served = readFileSync(join(runDir, "logs", "inference.log"), "utf8");
+            expect(served).toContain("Loaded new LoRA adapter: name 'air-lora-v1', path ");
+          } else {
+            expect(existsSync(join(step2, "model.pt"))).toBe(true);
+            expect(final).toMatchObject({ kind: "full", loadable: true });
+          }
           expect(survivors(run, runDir)).toEqual([]);
         },
         RUN_MS + 60_000,

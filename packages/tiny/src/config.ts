@@ -85,6 +85,14 @@ const tinyFields = z
       .describe(
         "trainer: step metrics JSONL (monitors.file.path; default <run_dir>/metrics.jsonl, where prime-rl 0.9 writes it)",
       ),
+    lora: z
+      .object({ rank: z.number().int().positive(), alpha: z.number().min(0) })
+      .strict()
+      .nullable()
+      .default(null)
+      .describe(
+        "trainer: [model.lora] (train a LoRA adapter, broadcast the adapter only); server: vllm.enable_lora, max_lora_rank = rank",
+      ),
     discussion: z
       .string()
       .default("Next I run this command.")

@@ -67,7 +67,12 @@ export function writeTinyConfig(file: string, config: TinyConfigInput): TinyConf
   const inference = {
     router: "None",
     server: { host: c.host, port: c.port },
-    vllm: { model: files.modelDir, served_model_name: c.model_name, seed: c.seed },
+    vllm: {
+      model: files.modelDir,
+      served_model_name: c.model_name,
+      seed: c.seed,
+      ...(c.lora ? { enable_lora: true, max_lora_rank: c.lora.rank } : {}),
+    },
   };
   writeFileSync(files.inference, toml(inference));
   const runDir = c.run_dir ?? `${file}.out`;
@@ -81,7 +86,7 @@ export function writeTinyConfig(file: string, config: TinyConfigInput): TinyConf
   const trainer: Record<string, unknown> = {
     output_dir: v08 ? dirname(runDir) : runDir,
     ...(v08 ? { max_concurrent_runs: 1 } : {}),
-    model: { name: files.modelDir },
+    model: { name: files.modelDir, ...(c.lora ? { lora: c.lora } : {}) },
     optim: {
       lr: c.lr,
       weight_decay: c.weight_decay,

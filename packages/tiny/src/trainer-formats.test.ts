@@ -57,6 +57,7 @@ async function stepMetrics(
   version: "0.8" | "0.9",
   ranks: number,
   write: (stepDir: string) => void,
+  lora: { rank: number; alpha: number } | null = null,
 ): Promise<Record<string, number>> {
   const runDir = join(root, name, version === "0.8" ? "run_default" : "");
   const metricsFile = join(root, `${name}.jsonl`);
@@ -67,6 +68,7 @@ async function stepMetrics(
     poll_ms: 20,
     max_steps: 1,
     prime_rl_version: version,
+    lora,
   });
   const port = String(await freePort());
   const rankEnv = (r: number) => ({
@@ -115,6 +117,22 @@ test("0.8 TrainingBatch (one process) and 0.9 MicroBatch files (two gloo ranks, 
   expect(v09["progress/trainable_tokens"]).toBe(v08["progress/trainable_tokens"] ?? -1);
   expect(v09["loss/mean"]).toBeCloseTo(v08["loss/mean"] ?? Number.NaN, 12);
   expect(v09["optim/grad_norm"]).toBeCloseTo(v08["optim/grad_norm"] ?? Number.NaN, 12);
+}, 180_000);
+
+test("LoRA: two gloo ranks (gradients of the adapter only all-reduced) take the step one process would", async () => {
+  const lora = { rank: 4, alpha: 8 };
+  const files = (ranks: number) => (dir: string) => {
+    const grid = packSamples(samples, { seqLen: 6, dataWorldSize: ranks, padToMultipleOf: 4 });
+    for (let r = grid.length - 1; r >= 0; r--)
+      writeFileSync(join(dir, `rank_${r}.bin`), encodeMicroBatches(grid[r] ?? []));
+  };
+  const one = await stepMetrics("lora1", "0.9", 1, files(1), lora);
+  const two = await stepMetrics("lora2", "0.9", 2, files(2), lora);
+  expect(one["optim/grad_norm"]).toBeGreaterThan(0);
+  expect(two["loss/mean"]).toBeCloseTo(one["loss/mean"] ?? Number.NaN, 12);
+  expect(two["optim/grad_norm"]).toBeCloseTo(one["optim/grad_norm"] ?? Number.NaN, 12);
+  for (const name of ["lora1", "lora2"])
+    expect(existsSync(join(root, name, "broadcasts", "step_1", "adapter_config.json"))).toBe(true);
 }, 180_000);
 
 test("a malformed rank file stops the trainer with a message naming the step dir", async () => {

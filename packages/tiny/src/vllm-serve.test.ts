@@ -55,13 +55,14 @@ test("stock vllm serve: OpenAI routes, no prime-rl admin routes, runtime LoRA on
   for (const path of ["/pause", "/resume", "/update_weights", "/load_lora_adapter"])
     expect((await post(`${base}${path}`, { weight_dir: dir })).status, path).toBe(404);
   expect((await fetch(`${base}/liveness`)).status).toBe(404);
-  // Runtime LoRA: load v1 (the stand-in's adapters hold full weights: a trainer broadcast), then unload it.
+  // Runtime LoRA: load v1 (a fresh PEFT adapter, as the trainer broadcasts one), then unload it.
   const weights = join(dir, "adapter");
   const save = Bun.spawnSync(
     [
       TINY_PYTHON,
       "-c",
-      "import sys; from air_tiny import model as tm\ntm.save_weights(tm.build_model(tm.load_model_config(sys.argv[1])), sys.argv[2])",
+      "import sys; from air_tiny import lora, model as tm\nm = tm.build_model(tm.load_model_config(sys.argv[1]))\n" +
+        "c = {**lora.LORA_DEFAULTS, 'rank': 8}\nlora.apply_lora(m, c)\nlora.save_adapter(m, sys.argv[2], c, sys.argv[1])",
       tinyFiles(join(dir, "c0.json")).modelDir,
       weights,
     ],

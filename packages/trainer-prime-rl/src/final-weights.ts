@@ -20,6 +20,27 @@ import { lastPrimeStepUpTo } from "./steps.ts";
 /** The CPU stand-in for prime-rl's `inference` entrypoint (packages/tiny), which serves air's tiny models (vLLM does not). */
 const TINY_INFERENCE = join(import.meta.dir, "..", "..", "tiny", "bin", "inference");
 
+/** The CPU stand-in for stock `vllm serve` (packages/tiny), which serves a tiny base model with LoRA adapters. */
+const TINY_VLLM = join(import.meta.dir, "..", "..", "tiny", "bin", "vllm");
+/** The values vLLM accepts for `--max-lora-rank` (vllm/config/lora.py `MaxLoRARanks`; default 16). */
+const VLLM_MAX_LORA_RANKS = [1, 8, 16, 32, 64, 128, 256, 320, 512];
+
+/**
+ * ` --max-lora-rank R` when the adapter's rank (`adapter_config.json` r) is above vLLM's default 16, which refuses
+ * it otherwise; R is the smallest value vLLM accepts that holds it. Empty when r is unknown or at most 16.
+ * @example maxLoraRankFlag("/out/run/final-weights") // " --max-lora-rank 32"
+ */
+function maxLoraRankFlag(dir: string): string {
+  let r: unknown;
+  try {
+    r = JSON.parse(readFileSync(join(dir, "adapter_config.json"), "utf8")).r;
+  } catch {
+    return "";
+  }
+  if (typeof r !== "number" || r <= 16) return "";
+  return ` --max-lora-rank ${VLLM_MAX_LORA_RANKS.find((v) => v >= r) ?? r}`;
+}
+
 /** true when `dir` holds a tiny model (config.json with model_type "air-tiny", packages/tiny). */
 function isTinyModel(dir: string): boolean {
   try {
@@ -98,7 +119,7 @@ export function exportFinalWeights(
   }
   const loadable = existsSync(join(dir, lora ? "adapter_config.json" : "config.json"));
   const serve = lora
-    ? `vllm serve ${model} --enable-lora --lora-modules air=${dir}`
+    ? `${isTinyModel(model) ? `${TINY_VLLM} serve` : "vllm serve"} ${model} --enable-lora${maxLoraRankFlag(dir)} --lora-modules air=${dir}`
     : isTinyModel(dir)
       ? `${TINY_INFERENCE} --vllm.model ${dir}`
       : loadable

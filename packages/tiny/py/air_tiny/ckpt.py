@@ -6,7 +6,8 @@
   steps except the last, and once more after the last step; then `keep_last` / `keep_interval` prune.
 - resume: `[resume] step = k` (0.8: `[ckpt] resume_step`) loads step k and trains k + 1; a missing checkpoint
   raises FileNotFoundError("Checkpoint not found at ..."), as prime-rl does. An empty `[resume]` takes the newest.
-- broadcast of policy v_N: `<output_dir>/broadcasts/step_N/model.pt`, then `STABLE`; at start the incoming
+- broadcast of policy v_N: `<output_dir>/broadcasts/step_N/model.pt` (with `[model.lora]`: the adapter only,
+  `adapter_config.json` + `adapter_model.safetensors`, lora.py), then `STABLE`; at start the incoming
   policy (v_{start-1}, so `step_0` on a fresh start) is broadcast before the first batch is awaited. After
   broadcasting step N, `step_{N-2}` is removed unless N-2 is a multiple of `ckpt.interval`.
 """
@@ -16,6 +17,7 @@ import shutil
 
 import torch
 
+from . import lora as tl
 from . import model as tm
 
 
@@ -69,9 +71,12 @@ class Checkpoints:
         self.steps = [s for s in self.steps if s in keep]
 
 
-def broadcast(broadcast_root, step, model):
+def broadcast(broadcast_root, step, model, lora=None, base_model=None):
     out = step_path(broadcast_root, step)
-    tm.save_weights(model, out)
+    if lora is not None:
+        tl.save_adapter(model, out, lora, base_model)
+    else:
+        tm.save_weights(model, out)
     with open(os.path.join(out, "STABLE"), "w"):
         pass
 

@@ -7,7 +7,8 @@ server.port forwards the OpenAI routes (router.py); admin routes (/pause, /resum
 loading) exist only on the engine. `router = "None"` puts the engine itself on server.port.
 Engine routes: GET /health, GET /liveness, GET /v1/models, POST /tokenize, POST /v1/chat/completions, POST /pause,
 POST /resume, POST /update_weights {"weight_dir"}, POST /v1/load_lora_adapter (vLLM) and /load_lora_adapter
-(SGLang) {"lora_name", "lora_path"} and their unload routes. As stock `vllm serve` (vllm_serve.py, bin/vllm):
+(prime-rl's in-place wrapper; SGLang's name) {"lora_name", "lora_path"} and their unload routes: a PEFT adapter
+dir (lora.py) served as its own model name (base + B·A·alpha/r), the base model unchanged. As stock `vllm serve` (vllm_serve.py, bin/vllm):
 none of prime-rl's routes, runtime LoRA only with VLLM_ALLOW_RUNTIME_LORA_UPDATING. SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
 """
 
@@ -17,8 +18,6 @@ import os
 import signal
 import sys
 import threading
-import time
-import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
@@ -26,6 +25,8 @@ import torch
 
 from . import cli
 from . import model as tm
+from .adapters import Adapters, NotFound
+from .chat import chat_response
 from .router import start_router
 from .settings import inference_settings
 
@@ -47,6 +48,8 @@ class PolicyState:
         self.version = 0
         self.weight_dir = None
         self.model_names = {config["model_name"]}
+        self.adapters = Adapters(settings.get("enable_lora", False), settings.get("max_lora_rank", 16))
+        self.flavor = "prime-rl"
 
     def prompt_ids(self, body):
         if "messages" in body:
@@ -62,8 +65,10 @@ class PolicyState:
         temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 2
         with self.lock, torch.no_grad():
+            model = self.adapters.model(body.get("model"))
+            model = self.model if model is None else model  # a request naming anything but an adapter: the base
             generator = torch.Generator().manual_seed(self.request_seed(prompt, body.get("seed")))
-            logits = self.model(self.model.windows([prompt]))[0]
+            logits = model(model.windows([prompt]))[0]
             logprobs = tm.scaled_logprobs(logits, temperature)
             if temperature > 0:
                 index = int(torch.multinomial(logprobs.exp(), 1, generator=generator).item())
@@ -95,54 +100,23 @@ class PolicyState:
     def update_weights(self, weight_dir):
         with self.lock:
             tm.load_weights(self.model, weight_dir)
+            self.adapters.rebase(self.model)
             self.version += 1
             self.weight_dir = weight_dir
             self.prompt_counts = {}
 
+    def load_lora(self, name, path, inplace):
+        with self.lock:
+            self.adapters.load(name, path, self.model, inplace)
+            print(f"Loaded new LoRA adapter: name '{name}', path '{path}'", file=sys.stderr, flush=True)  # vLLM's line
+            self.model_names.add(name)
+            self.version += 1
+            self.prompt_counts = {}
 
-def chat_response(state, body):
-    prompt, tokens, values, alternatives, finish, version = state.generate(body)
-    commands, discussion = state.config["commands"], state.config["discussion"]
-    as_ids = bool(body.get("return_tokens_as_token_ids"))
-
-    def entry(token, lp):
-        piece = tm.token_text(token, commands, discussion)
-        return {"token": f"token_id:{token}" if as_ids else piece, "logprob": lp, "bytes": list(piece.encode("utf-8"))}
-
-    content = "".join(tm.token_text(t, commands, discussion) for t in tokens)
-    logprobs = None
-    if body.get("logprobs"):
-        top = int(body.get("top_logprobs") or 0)
-        logprobs = {
-            "content": [
-                {**entry(t, lp), "top_logprobs": [entry(a, alp) for a, alp in ranked[:top]]}
-                for t, lp, ranked in zip(tokens, values, alternatives)
-            ]
-        }
-    choice = {
-        "index": 0,
-        "message": {"role": "assistant", "content": content, "tool_calls": []},
-        "logprobs": logprobs,
-        "finish_reason": finish,
-        "stop_reason": None,
-    }
-    response = {
-        "id": f"chatcmpl-{uuid.uuid4().hex}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model") or state.config["model_name"],
-        "choices": [choice],
-        "usage": {
-            "prompt_tokens": len(prompt),
-            "completion_tokens": len(tokens),
-            "total_tokens": len(prompt) + len(tokens),
-        },
-        "policy_version": version,
-    }
-    if body.get("return_token_ids"):
-        choice["token_ids"] = tokens
-        response["prompt_token_ids"] = prompt
-    return response
+    def unload_lora(self, name):
+        with self.lock:
+            self.adapters.unload(name)
+            self.model_names.discard(name)
 
 
 def make_handler(state):
@@ -188,7 +162,7 @@ def make_handler(state):
                 self.error(404, f"no route GET {path}")
 
         def route_exists(self, method, path):
-            if getattr(state, "flavor", "prime-rl") != "vllm":
+            if state.flavor != "vllm":
                 return True
             if method == "GET":
                 return path != "/liveness"
@@ -233,14 +207,18 @@ def make_handler(state):
                 elif path in ("/v1/load_lora_adapter", "/load_lora_adapter"):
                     if not body.get("lora_name") or not body.get("lora_path"):
                         return self.error(400, "lora_name and lora_path are required")
-                    state.update_weights(body["lora_path"])
-                    state.model_names.add(body["lora_name"])
+                    # prime-rl's /load_lora_adapter reloads its one name in place (load_inplace = True)
+                    inplace = bool(body.get("load_inplace")) or (path == "/load_lora_adapter" and state.flavor == "prime-rl")
+                    try:
+                        state.load_lora(body["lora_name"], body["lora_path"], inplace)
+                    except NotFound as e:
+                        return self.error(404, str(e))
                     self.send_json(200, {"status": "ok", "version": state.version})
                 elif path in ("/v1/unload_lora_adapter", "/unload_lora_adapter"):
-                    name = body.get("lora_name")
-                    if name not in state.model_names or name == state.config["model_name"]:
-                        return self.error(404, f"The lora adapter '{name}' cannot be found.")
-                    state.model_names.discard(name)  # its weights stay loaded: the stand-in has no adapters
+                    try:
+                        state.unload_lora(body.get("lora_name"))
+                    except NotFound as e:
+                        return self.error(404, str(e))
                     self.send_json(200, {"status": "ok"})
                 else:
                     self.error(404, f"no route POST {path}")
@@ -268,8 +246,10 @@ def serve(settings, flavor="prime-rl"):
     state = PolicyState(config, settings, model)
     state.flavor = flavor
     for name, path in settings.get("lora_modules", {}).items():
-        state.update_weights(path)  # the stand-in has no adapters: an adapter's dir holds full weights
-        state.model_names.add(name)
+        try:
+            state.load_lora(name, path, inplace=False)
+        except (NotFound, ValueError) as e:
+            raise SystemExit(f"--lora-modules {name}={path}: {e}")
     server = Server((settings["host"], settings["engine_port"]), make_handler(state))
     server.daemon_threads = True
     engine_port = server.server_address[1]

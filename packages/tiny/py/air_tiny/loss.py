@@ -67,7 +67,7 @@ def train_step(model, optimizer, batch, optim, loss, step, dist=None):
     local = torch.stack([torch.as_tensor(t, dtype=torch.float64) for t in terms]).sum() if terms else None
     if local is not None:
         (local / scale).backward()
-    params = list(model.parameters())
+    params = [p for p in model.parameters() if p.requires_grad]  # LoRA: the adapter only
     for p in params:
         if p.grad is None:
             p.grad = torch.zeros_like(p)

@@ -109,28 +109,32 @@ def token_text(token_id, commands, discussion):
 
 
 class Block(nn.Module):
+    """A pre-norm decoder block. Its linear layers carry the names HF decoders use (`qkv_proj` as Phi-3's fused
+    projection, `o_proj`, `up_proj`, `down_proj`), so prime-rl's default LoRA `target_modules` find o_proj,
+    up_proj and down_proj here as in a real model (lora.py)."""
+
     def __init__(self, d_model, heads):
         super().__init__()
         self.heads = heads
         self.norm1 = nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
+        self.qkv_proj = nn.Linear(d_model, 3 * d_model)
+        self.o_proj = nn.Linear(d_model, d_model)
         self.norm2 = nn.LayerNorm(d_model)
-        self.mlp_in = nn.Linear(d_model, 4 * d_model)
-        self.mlp_out = nn.Linear(4 * d_model, d_model)
+        self.up_proj = nn.Linear(d_model, 4 * d_model)
+        self.down_proj = nn.Linear(4 * d_model, d_model)
 
     def forward(self, x, pad_mask):
         b, t, d = x.shape
         h = self.heads
-        q, k, v = self.qkv(self.norm1(x)).split(d, dim=-1)
+        q, k, v = self.qkv_proj(self.norm1(x)).split(d, dim=-1)
         q, k, v = (z.view(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
         scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
         causal = torch.ones(t, t, dtype=torch.bool).triu(1)
         blocked = causal.view(1, 1, t, t) | pad_mask.view(b, 1, 1, t)
         scores = scores.masked_fill(blocked, float("-inf"))
         attn = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-        x = x + self.proj((attn @ v).transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp_out(torch.relu(self.mlp_in(self.norm2(x))))
+        x = x + self.o_proj((attn @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.down_proj(torch.relu(self.up_proj(self.norm2(x))))
 
 
 class TinyPolicy(nn.Module):

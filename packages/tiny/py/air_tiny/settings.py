@@ -5,7 +5,25 @@ not model (parallelism, compile, FSDP, ...) are ignored; values they cannot hono
 import os
 
 from . import cli
+from .lora import LORA_DEFAULTS
 from .loss import LOSS_DEFAULTS
+
+
+def lora_settings(doc):
+    """`[model.lora]` (prime-rl's LoRAConfig; an empty table means its defaults), or None: full weights."""
+    raw = cli.get(doc, "model.lora")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise SystemExit(f"trainer TOML: model.lora must be a table, got {raw!r}")
+    lora = {**LORA_DEFAULTS, **raw}
+    if not isinstance(lora["rank"], int) or lora["rank"] < 1:
+        raise SystemExit(f"trainer TOML: model.lora.rank = {lora['rank']!r}: must be an integer >= 1")
+    if not 0 <= float(lora["dropout"]) <= 1 or float(lora["alpha"]) < 0:
+        raise SystemExit("trainer TOML: model.lora.alpha must be >= 0 and model.lora.dropout in [0, 1]")
+    if lora["modules_to_save"]:
+        raise SystemExit("trainer TOML: model.lora.modules_to_save: the CPU trainer trains adapters only")
+    return {**lora, "alpha": float(lora["alpha"]), "dropout": float(lora["dropout"])}
 
 
 def trainer_settings(doc):
@@ -48,7 +66,7 @@ def trainer_settings(doc):
         "version": "0.8" if v08 else "0.9",
         "output_dir": output_dir,
         "model": model,
-        "lora": get("model.lora"),
+        "lora": lora_settings(doc),
         "max_steps": get("max_steps"),
         "optim": {
             "lr": float(get("optim.lr", 1e-6)),
@@ -93,4 +111,5 @@ def inference_settings(doc):
         "max_model_len": get(f"{prefix}max_model_len") if v09 else get("model.max_model_len"),
         "served_model_name": get(f"{prefix}served_model_name") if v09 else get("model.served_model_name"),
         "enable_lora": bool(get(f"{prefix}enable_lora", False)),
+        "max_lora_rank": int(get(f"{prefix}max_lora_rank", 16)),
     }

@@ -6,8 +6,8 @@
 It reads the trainer TOML air writes for prime-rl (0.8 and 0.9 layouts; see settings.py) and the tiny model
 directory named by `[model] name`. Each rank reads only its own data rank's batch (0.9: `rank_R.bin` or the ZMQ
 topic `data_rank|R|`; 0.8: samples R, R + N, ... of `train_rollouts.bin`), computes prime-rl's default loss
-(loss.py), gradients are summed over ranks, and rank 0 broadcasts the weights (`broadcasts/step_N/model.pt`,
-then `STABLE`; `step_0` at start), checkpoints and prunes as prime-rl does (ckpt.py), and appends the step's
+(loss.py), gradients are summed over ranks, and rank 0 broadcasts the weights (`broadcasts/step_N/model.pt`, or
+with `[model.lora]` only the adapter, lora.py; then `STABLE`; `step_0` at start), checkpoints and prunes as prime-rl does (ckpt.py), and appends the step's
 metrics row (prime-rl's FileMonitor JSONL) after STABLE. SIGTERM or SIGINT stops it between polls (exit 0).
 """
 
@@ -24,6 +24,7 @@ from . import ckpt as ck
 from . import cli
 from . import model as tm
 from . import transport
+from .lora import apply_lora
 from .loss import train_step
 from .settings import trainer_settings
 
@@ -111,8 +112,11 @@ def main(argv=None):
     dist = init_dist(size, s["dist_timeout_seconds"])
     master = rank == 0
     _, model = tm.load_pretrained(s["model"])
+    if s["lora"] is not None:
+        apply_lora(model, s["lora"])  # base frozen; checkpoints hold base + adapter, broadcasts the adapter only
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=s["optim"]["lr"], weight_decay=s["optim"]["weight_decay"])
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=s["optim"]["lr"], weight_decay=s["optim"]["weight_decay"])
     ckpts = ck.Checkpoints(s["ckpt_dir"], s["ckpt_interval"], s["keep_last"], s["keep_interval"], s["resume_step"])
     progress = {"step": 1, "total_tokens": 0, "total_samples": 0}
     if s["resume"]:
@@ -132,7 +136,8 @@ def main(argv=None):
     if dist is not None:
         dist.barrier()
     if master:
-        ck.broadcast(broadcasts, step - 1, model)  # the incoming policy, before waiting for its rollouts
+        # the incoming policy, before waiting for its rollouts
+        ck.broadcast(broadcasts, step - 1, model, s["lora"], s["model"])
     say("ready", step=step, run_dir=run_dir, rank=rank, world_size=size)
     finished = False
     while not stopping:
@@ -147,7 +152,7 @@ def main(argv=None):
         progress.update(step=step, total_samples=progress["total_samples"] + metrics["progress/samples"])
         progress["total_tokens"] += metrics["progress/trainable_tokens"]
         if master:
-            ck.broadcast(broadcasts, step, model)
+            ck.broadcast(broadcasts, step, model, s["lora"], s["model"])
             ck.clean_broadcast(broadcasts, step, s["ckpt_interval"])
         if s["ckpt_interval"] and not last and step % s["ckpt_interval"] == 0:
             save(ckpts, step, model, optimizer, progress, dist, master)

@@ -47,6 +47,7 @@ def parse(argv):
         "max_model_len": int(max_len) if max_len else None,
         "served_model_name": one("served-model-name"),
         "enable_lora": "enable-lora" in flags,
+        "max_lora_rank": int(one("max-lora-rank", 16)),
         "lora_modules": modules,
     }
 
