@@ -8,13 +8,7 @@ export {
   resolveConfig,
   validateCommand,
 } from "./cli.ts";
-export {
-  inferenceBaseUrl,
-  inferenceChild,
-  primeRlInferenceToml,
-  trainerChild,
-  vllmServeArgv,
-} from "./commands.ts";
+export { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 export {
   dockerReachable,
   MANAGED_LABEL,

@@ -1,40 +1,36 @@
-import { deepMerge } from "@air/core";
-import {
-  type PrimeRlConfig,
-  type PrimeRlVersion,
-  primeRlConfigSchema,
-  primeRlPluginPaths,
-  primeRlTrainerConfig,
-  unknownPrimeRlKeys,
-} from "@air/trainer-prime-rl";
+import { deepMerge, type ProcessContext } from "@air/core";
 import TOML from "@iarna/toml";
-import type { RunConfig } from "./sections.ts";
+import type { PrimeRlVersion } from "./codecs/index.ts";
+import { primeRlTrainerConfig } from "./config.ts";
+import { unknownPrimeRlKeys } from "./fields.ts";
+import { launchSections } from "./launch-sections.ts";
+import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
+import { primeRlPluginPaths } from "./paths.ts";
 
 /**
- * The settings prime-rl's processes must match, as the trainer plugin gives them (its `launch.processSettings`
- * hook: the prime-rl plugin's `[trainer]` section), or prime-rl's defaults when the trainer plugin has none (e.g.
- * a run that starts a prime-rl server for another trainer).
- * @example primeRlSettings(config).prime_rl_version // "0.9"
+ * The settings prime-rl's processes must match, as the run's trainer plugin gives them (its
+ * `launch.processSettings` hook: this plugin's `[trainer]` section), or prime-rl's defaults when the trainer
+ * plugin has none (e.g. a run that starts a prime-rl server for another trainer).
+ * @example primeRlSettings(ctx).prime_rl_version // "0.9"
  */
-export function primeRlSettings(config: RunConfig): PrimeRlConfig {
-  const { definition, config: trainerConfig } = config.plugins.trainer;
-  return primeRlConfigSchema.parse(definition.launch?.processSettings?.(trainerConfig) ?? {});
+export function primeRlSettings(ctx: ProcessContext): PrimeRlConfig {
+  return primeRlConfigSchema.parse(ctx.trainerSettings);
 }
 
 /**
  * Where the prime-rl transport plugin and the trainer process meet, resolved exactly as the
  * `[trainer] plugin = "prime-rl"` plugin does for its `prime_rl_version`: the trainer's `output_dir`, the
  * orchestrator's run dir (0.8: `<output_dir>/run_default`; 0.9: the output dir itself) and the metrics JSONL.
- * @example primeRlPaths(config) // { version: "0.9", outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl", metricsFile: ".../metrics.jsonl" }
+ * @example primeRlPaths(ctx) // { version: "0.9", outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl", metricsFile: ".../metrics.jsonl" }
  */
-export function primeRlPaths(config: RunConfig): {
+export function primeRlPaths(ctx: ProcessContext): {
   version: PrimeRlVersion;
   outputDir: string;
   runDir: string;
   metricsFile: string;
 } {
-  const settings = primeRlSettings(config);
-  return { version: settings.prime_rl_version, ...primeRlPluginPaths(settings, config.runDir, config.dir) };
+  const settings = primeRlSettings(ctx);
+  return { version: settings.prime_rl_version, ...primeRlPluginPaths(settings, ctx.runDir, ctx.configDir) };
 }
 
 /**
@@ -42,21 +38,18 @@ export function primeRlPaths(config: RunConfig): {
  * transport plugin), lr, seq_len, LoRA, the rollout transport (ZMQ host/port when the plugin uses it) and, when
  * resuming, the checkpoint step; then `trainer_config` merged on top. Every key must exist in prime-rl's
  * `TrainerConfig` at the pinned commit, or this throws naming the unknown keys.
- * @example await primeRlTrainerToml(config, { resumeStep: 4 })
+ * @example primeRlTrainerToml(ctx, { resumeStep: 4 })
  */
-export async function primeRlTrainerToml(
-  config: RunConfig,
-  options: { resumeStep?: number } = {},
-): Promise<string> {
-  const { trainer_process: tp } = config.root;
-  const t = primeRlSettings(config);
+export function primeRlTrainerToml(ctx: ProcessContext, options: { resumeStep?: number } = {}): string {
+  const { tp, model } = launchSections(ctx);
+  const t = primeRlSettings(ctx);
   const lora = t.lora ? { rank: t.lora_rank, alpha: t.lora_alpha } : null;
   const text = primeRlTrainerConfig({
     version: t.prime_rl_version,
-    model: config.root.model.name,
-    outputDir: primeRlPaths(config).outputDir,
+    model: model.name,
+    outputDir: primeRlPaths(ctx).outputDir,
     lr: tp.lr,
-    seqLen: tp.seq_len ?? config.root.model.max_model_len ?? 4096,
+    seqLen: tp.seq_len ?? model.max_model_len ?? 4096,
     weightDecay: tp.weight_decay,
     maxNorm: tp.max_norm,
     lora,
