@@ -213,6 +213,11 @@ export interface LaunchHooks<C> {
     trainer_process?: Record<string, ProcessKind>;
     inference?: Record<string, ProcessKind>;
   };
+  /**
+   * Logger: true when it prints the run's step lines on the terminal (the console logger). `rl` prints them itself
+   * (its step-line logger: stdout, live on a terminal) and leaves such a logger out of the run, so a step shows once.
+   */
+  printsStepLines?(config: C): boolean;
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }

@@ -38,6 +38,7 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
   },
   logger: {
     console: from("@air/loggers", "consoleLogger"),
+    "step-line": from("@air/loggers", "stepLineLogger"),
     jsonl: from("@air/loggers", "jsonlLogger"),
     sqlite: from("@air/logger-sqlite"),
     wandb: from("@air/logger-wandb"),
