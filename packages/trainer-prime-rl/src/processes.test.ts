@@ -1,4 +1,6 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProcessStart } from "@air/core";
 import TOML from "@iarna/toml";
@@ -195,6 +197,33 @@ describe("trainer TOML", () => {
     expect(trainer({ ...zmq, resumeStep: 7 }).files[0]?.text).toBe(text);
     const bad = ctx("0.9", { tp: { trainer_config: { optim: { lrr: 1 } } } });
     expect(() => primeRlTrainerToml(bad)).toThrow("prime-rl 0.9's TrainerConfig has no optim.lrr");
+  });
+
+  test("--resume with a user's own config_file: a copy with the resume step, as each version names it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "air-own-trainer-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const own = join(dir, "own.toml");
+    writeFileSync(own, '# mine\noutput_dir = "/out/p"\n[model]\nname = "m"\n[ckpt]\ninterval = 2\n');
+    const fresh = trainer(ctx("0.9", { tp: { config_file: own } }));
+    expect(fresh.argv.at(-1)).toBe(own);
+    expect(fresh.files).toEqual([]);
+    const generated = join(RUN_DIR, "configs", "trainer.toml");
+    for (const [version, key] of [
+      ["0.9", { resume: { step: 3 } }],
+      ["0.8", { ckpt: { interval: 2, resume_step: 3 } }],
+    ] as const) {
+      const spec = trainer(ctx(version, { tp: { config_file: own }, resumeStep: 3 }));
+      expect(spec.argv.at(-1)).toBe(generated);
+      expect(spec.files.map((f) => f.path)).toEqual([generated]);
+      const text = spec.files[0]?.text ?? "";
+      expect(text.startsWith(`# ${own}, `)).toBe(true);
+      expect(TOML.parse(text)).toEqual({
+        output_dir: "/out/p",
+        model: { name: "m" },
+        ckpt: { interval: 2 },
+        ...key,
+      });
+    }
   });
 
   test("max_restarts without checkpoints is a problem naming the key that sets none", () => {

@@ -10,7 +10,7 @@ import {
   primeRlTrainerEnv,
   vllmTrainingArgs,
 } from "./prime-rl-argv.ts";
-import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
+import { primeRlPaths, primeRlTrainerToml, withResumeStep } from "./trainer-toml.ts";
 
 /** prime-rl's `backend_port`: where the engine listens behind its router (default: port + 100, as prime-rl). */
 function engineBackendPort(ctx: ProcessContext): number {
@@ -106,18 +106,27 @@ const primeRlServer: ProcessKind = {
 /**
  * prime-rl's trainer: it writes (or takes, `config_file`) prime-rl's trainer TOML and runs `torchrun ... -m
  * <module> @ <toml>` (module: prime_rl.trainer.rl.train, or the CPU stand-in air_tiny.trainer) or, with `launch
- * = "entrypoint"`, `<command> @ <toml>` (prime-rl's `trainer`).
+ * = "entrypoint"`, `<command> @ <toml>` (prime-rl's `trainer`). A user's `config_file` is used as is, except when
+ * resuming: then a copy with the resume step (`withResumeStep`) under `<run dir>/configs/` (the file is never
+ * written).
  */
 export function primeRlTrainerSpec(ctx: ProcessStart): ProcessSpec {
   const { tp, run } = launchSections(ctx);
-  const files: ProcessSpec["files"] = [];
-  let file: string;
-  if (tp.config_file) file = resolve(ctx.configDir, tp.config_file);
-  else {
-    file = join(ctx.runDir, "configs", "trainer.toml");
-    files.push({ path: file, text: primeRlTrainerToml(ctx, { resumeStep: ctx.resumeStep }) });
-  }
   const version = primeRlPaths(ctx).version;
+  const files: ProcessSpec["files"] = [];
+  const generated = join(ctx.runDir, "configs", "trainer.toml");
+  let file = generated;
+  if (!tp.config_file)
+    files.push({ path: file, text: primeRlTrainerToml(ctx, { resumeStep: ctx.resumeStep }) });
+  else {
+    const own = resolve(ctx.configDir, tp.config_file);
+    if (ctx.resumeStep === undefined) file = own;
+    else
+      files.push({
+        path: file,
+        text: withResumeStep(readFileSync(own, "utf8"), version, ctx.resumeStep, own),
+      });
+  }
   if (tp.launch === "entrypoint") {
     // One process without torchrun: give init_process_group the single-rank environment torchrun would.
     const single = { masterAddr: tp.master_addr, masterPort: tp.master_port };

@@ -34,6 +34,18 @@ export function primeRlPaths(ctx: ProcessContext): {
 }
 
 /**
+ * A user's own trainer TOML (`[trainer_process] config_file`) with the step air resumes at: 0.9 `[resume] step`,
+ * 0.8 `[ckpt] resume_step`, as `primeRlTrainerConfig` writes them (replacing any the file sets), under a comment
+ * naming the file it came from.
+ * @example withResumeStep("[model]\nname = \"m\"\n", "0.9", 3, "/cfg/own.toml") // "# /cfg/own.toml, ...\n[model]\n...[resume]\nstep = 3\n"
+ */
+export function withResumeStep(text: string, version: PrimeRlVersion, step: number, from: string): string {
+  const resume = version === "0.8" ? { ckpt: { resume_step: step } } : { resume: { step } };
+  const merged = TOML.stringify(deepMerge(TOML.parse(text), resume) as TOML.JsonMap);
+  return `# ${from}, with the step \`rl --resume\` continues at\n${merged}`;
+}
+
+/**
  * The prime-rl trainer TOML for a run and the plugin's `prime_rl_version`: model, output dir (shared with the
  * transport plugin), lr, seq_len, LoRA, the rollout transport (ZMQ host/port when the plugin uses it) and, when
  * resuming, the checkpoint step; then `trainer_config` merged on top. Every key must exist in prime-rl's
