@@ -55,4 +55,4 @@ export function builtinRegistry(): PluginRegistry {
  * `launch.processes` hook (argv, environment, config files): the launcher looks a kind up here and knows no
  * process's argv or file format. prime-rl: its trainer, its inference server and stock `vllm serve`.
  */
-export const PROCESS_PLUGINS: PluginDefinition[] = [primeRl as PluginDefinition];
+export const PROCESS_PLUGINS: PluginDefinition[] = [primeRl];

@@ -135,6 +135,7 @@ function checkPolicyUrl(config: RunConfig): CheckResult[] {
 /** The program each process the launcher starts runs: the first word of the command its plugin declares. */
 function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
   const wanted: Array<[string, string]> = [];
+  const unbuilt: CheckResult[] = [];
   const none = { ids: [], count: 0 };
   for (const [role, kind] of [
     ["inference", inferenceKind(config)],
@@ -145,10 +146,10 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
       const program = processSpec(kind, config, none).argv[0];
       if (program) wanted.push([role, program]);
     } catch (error) {
-      return [fail(`${role} command`, (error as Error).message)];
+      unbuilt.push(fail(`${role} command`, (error as Error).message));
     }
   }
-  return wanted.map(([role, program]) => {
+  const programs = wanted.map(([role, program]) => {
     const name = `${role} program \`${program}\` found`;
     const found = which(program, env);
     return found
@@ -158,6 +159,7 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
           `\`${program}\` is not on PATH; install it (e.g. prime-rl / vLLM in a venv) or set [${role === "trainer" ? "trainer_process" : "inference"}] command`,
         );
   });
+  return [...unbuilt, ...programs];
 }
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
