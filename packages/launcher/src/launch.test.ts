@@ -83,20 +83,6 @@ describe("launcher supervision (real child processes)", () => {
     await expectCleanEnd(run, fx);
   }, 60_000);
 
-  test("each step line shows once, on stdout: loggers that print step lines themselves are left out", async () => {
-    const fx = await fixture({
-      maxSteps: 2,
-      loggers: '[{ plugin = "console" }, { plugin = "step-line", stream = "stderr" }]',
-    });
-    const run = await launch(fx);
-    expect(await run.done).toBe(0);
-    const steps = (text: string) => text.split("\n").filter((l) => /^step \d/.test(l));
-    expect(steps(run.stdout()).map((l) => l.split(" |")[0])).toEqual(["step 0 (1/2)", "step 1 (2/2)"]);
-    expect(steps(run.stderr())).toEqual([]);
-    expect(run.stderr()).not.toMatch(/^run completed$/m); // the console logger's end line
-    await expectCleanEnd(run, fx);
-  }, 60_000);
-
   test("a child that crashes stops the run with its last log lines", async () => {
     const fx = await fixture({ vllmMode: "crash", policyDelayMs: 60_000, maxSteps: 5 });
     const run = await launch(fx);
