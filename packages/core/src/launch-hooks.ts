@@ -101,6 +101,57 @@ export interface PreparedRunDir {
 }
 
 /**
+ * What a plugin that starts a process for the launcher reads: the launcher's own sections, as validated
+ * (`[trainer_process]`, `[inference]`, `[model]`, `[run]`; `command` and `env` of the first two with "./…" and
+ * "../…" resolved against the TOML's dir), and the settings of the run's trainer plugin the process must match.
+ */
+export interface ProcessContext extends LaunchContext {
+  /** The TOML file, for messages. */
+  configFile: string;
+  sections: {
+    trainer_process: Record<string, unknown>;
+    inference: Record<string, unknown>;
+    model: Record<string, unknown>;
+    run: Record<string, unknown>;
+  };
+  /** The run's trainer plugin's `launch.processSettings` ({} when it has none: the process kind's defaults). */
+  trainerSettings: Record<string, unknown>;
+}
+
+/** What a process kind's `spec` gets: the context, the GPUs the launcher gave the role, and the resume point. */
+export interface ProcessStart extends ProcessContext {
+  /** GPU ids for CUDA_VISIBLE_DEVICES (none with `[deployment] device = "cpu"`). */
+  gpuIds: number[];
+  /** GPUs the role was given (on CPU: how many processes; ranks, tensor parallel size). */
+  gpuCount: number;
+  /** Trainer: the checkpoint step to resume from (undefined: the base weights). */
+  resumeStep?: number;
+}
+
+/** A process as its plugin declares it; the launcher writes `files`, starts `argv`, supervises and stops it. */
+export interface ProcessSpec {
+  argv: string[];
+  /** Its environment on top of the launcher's own (the user's `env` already layered in). */
+  env: Record<string, string>;
+  /** Config files written before it starts: absolute path → text. */
+  files: Array<{ path: string; text: string }>;
+}
+
+/**
+ * One kind of process the launcher starts (`[trainer_process] kind`, `[inference] kind`): the plugin declares
+ * the command, environment and config files; the launcher owns ports, health checks, restarts and teardown.
+ */
+export interface ProcessKind {
+  spec(ctx: ProcessStart): ProcessSpec;
+  /** Inference: the engine's port when a router in front of it takes the server's port; undefined: no router. */
+  enginePort?(ctx: ProcessContext): number | undefined;
+  /** Trainer: its non-data-parallel (context parallel) size as its config sets it, and the key that sets it. */
+  contextParallel?(ctx: ProcessContext): { cp: number; key: string };
+  /** Why this process could not run the config, one message per reason naming the TOML keys (exit 2). */
+  problems?(ctx: ProcessContext): string[];
+}
+
+/**
  * Optional hooks through which a plugin tells the launcher what it needs. The launcher calls them with the
  * plugin's own validated config; core never calls them.
  */
@@ -153,6 +204,20 @@ export interface LaunchHooks<C> {
    * naming the TOML key (`rl validate` exits 2 when `max_restarts` > 0).
    */
   restartProblems?(config: C, ctx: LaunchContext): string[];
+  /**
+   * The processes this plugin starts for the launcher, by the value of the launcher's `kind` key that names
+   * them (`trainer_process`: `[trainer_process] kind`; `inference`: `[inference] kind`). The launcher's built-in
+   * table says which plugin starts which kind; it knows no process's argv or file format.
+   */
+  processes?: {
+    trainer_process?: Record<string, ProcessKind>;
+    inference?: Record<string, ProcessKind>;
+  };
+  /**
+   * Logger: true when it prints the run's step lines on the terminal (the console logger). `rl` prints them itself
+   * (its step-line logger: stdout, live on a terminal) and leaves such a logger out of the run, so a step shows once.
+   */
+  printsStepLines?(config: C): boolean;
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }

@@ -1,4 +1,5 @@
 import { type BuiltinPlugins, type PluginDefinition, PluginRegistry } from "@air/core";
+import primeRl from "@air/trainer-prime-rl";
 
 /** Loads the first of `names` (default: the default export) that a workspace package exports, lazily. */
 function from(specifier: string, ...names: string[]) {
@@ -37,6 +38,7 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
   },
   logger: {
     console: from("@air/loggers", "consoleLogger"),
+    "step-line": from("@air/loggers", "stepLineLogger"),
     jsonl: from("@air/loggers", "jsonlLogger"),
     sqlite: from("@air/logger-sqlite"),
     wandb: from("@air/logger-wandb"),
@@ -47,3 +49,10 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
 export function builtinRegistry(): PluginRegistry {
   return new PluginRegistry(BUILTIN_PLUGINS);
 }
+
+/**
+ * The plugins that start the processes `[trainer_process] kind` and `[inference] kind` name, through their
+ * `launch.processes` hook (argv, environment, config files): the launcher looks a kind up here and knows no
+ * process's argv or file format. prime-rl: its trainer, its inference server and stock `vllm serve`.
+ */
+export const PROCESS_PLUGINS: PluginDefinition[] = [primeRl];

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import TOML from "@iarna/toml";
 import { builtinRegistry } from "./builtins.ts";
-import { inferenceBaseUrl, inferenceChild, trainerChild, vllmServeArgv } from "./commands.ts";
+import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 
@@ -30,7 +30,7 @@ describe("vllm serve command", () => {
       '--inference.lora.modules={ step0 = "/abs/adapters/step0" }',
       '--inference.extra_args=["--enforce-eager"]',
     ]);
-    expect(vllmServeArgv(config, gpus)).toEqual([
+    expect((await inferenceChild(config, gpus))?.argv).toEqual([
       "vllm",
       "serve",
       "fake/model",
@@ -78,6 +78,20 @@ describe("vllm serve command", () => {
 });
 
 describe("prime-rl commands", () => {
+  test("inference behind prime-rl's router: the file written, both the router and the engine health-checked", async () => {
+    const config = await load(["--inference.kind", "prime-rl", "--inference.router", "true"]);
+    const port = config.root.inference.port;
+    const child = await inferenceChild(config, gpus);
+    const doc = TOML.parse(readFileSync(child?.argv[2] as string, "utf8"));
+    expect(doc).toMatchObject({ router: { type: "vllm-router" }, backend_port: port + 100 });
+    expect(child?.healthUrls).toEqual([
+      `http://127.0.0.1:${port}/health`,
+      `http://127.0.0.1:${port}/v1/models`,
+      `http://127.0.0.1:${port + 100}/health`,
+      `http://127.0.0.1:${port + 100}/v1/models`,
+    ]);
+  });
+
   test("inference: `inference @ <generated toml>` with model, server, tp, LoRA", async () => {
     const config = await load(["--inference.kind", "prime-rl", "--inference.lora.enabled", "true"]);
     const child = await inferenceChild(config, gpus);

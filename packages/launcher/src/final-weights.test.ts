@@ -1,12 +1,15 @@
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pruneStepDirs } from "@air/trainer-prime-rl";
+import { primeRlPaths as paths, pruneStepDirs } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
 import { exportFinalWeights, finalWeightsLines } from "./final-weights.ts";
+import { processContext } from "./process-kinds.ts";
 import { writeProgress } from "./rundir.ts";
 import { REPO_ROOT, removeTempDirs, tempDir } from "./test-helpers.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+
+type Config = Parameters<typeof processContext>[0];
+const primeRlPaths = (c: Config) => paths(processContext(c));
 
 afterAll(removeTempDirs);
 

@@ -8,13 +8,7 @@ export {
   resolveConfig,
   validateCommand,
 } from "./cli.ts";
-export {
-  inferenceBaseUrl,
-  inferenceChild,
-  primeRlInferenceToml,
-  trainerChild,
-  vllmServeArgv,
-} from "./commands.ts";
+export { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 export {
   dockerReachable,
   MANAGED_LABEL,
@@ -26,7 +20,6 @@ export { type GpuInfo, type GpuMap, queryGpuProcesses, queryGpus, resolveGpuMap 
 export { EXIT, type LaunchOptions, type LaunchResult, launchRun } from "./launch.ts";
 export { formatChecks, portFree, runPreflight } from "./preflight.ts";
 export { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts";
-export { createProgressView, type ProgressView } from "./progress.ts";
 export { type PidFile, type Progress, RUN_FILES, readLastCompletedStep, readPidFile } from "./rundir.ts";
 export { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 export { type ChildSpec, RUN_MARKER, type Supervised, Supervisor } from "./supervisor.ts";

@@ -37,7 +37,7 @@ export function pluginSpecs(config: RunConfig): Record<string, unknown> {
 /** A multi-node trainer rank other than 0: that machine runs only its trainer process. */
 export function isTrainerWorker(config: RunConfig): boolean {
   const { trainer_process: tp } = config.root;
-  return tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
+  return tp.kind !== "none" && tp.nnodes > 1 && tp.node_rank > 0;
 }
 
 /**

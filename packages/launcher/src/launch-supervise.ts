@@ -1,11 +1,11 @@
 import { errorMessage, type LogLevel, type RunSummary, startRun, stderrSink } from "@air/core";
+import { type ProgressView, stepLinePlugin } from "@air/loggers";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
 import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
 import { processEvents } from "./process-events.ts";
-import { createProgressView, type ProgressView } from "./progress.ts";
-import { mergeHooks, progressRecorder } from "./progress-record.ts";
+import { progressRecorder } from "./progress-record.ts";
 import { CONTAINER_SWEEP_MS, type Reaper, startReaper } from "./reaper.ts";
 import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
@@ -90,7 +90,19 @@ export function openSession(
     },
   });
   const events = processEvents(() => supervisor.children);
-  config.plugins.loggers.push(events.plugin);
+  // The step lines: a step-line logger of the launcher's own, on `out` (live on a terminal); loggers that print
+  // step lines themselves (the console logger) are left out, so a step shows once.
+  const lines = stepLinePlugin({
+    totalSteps: config.root.run.max_steps,
+    rolloutsPerStep: config.root.orchestrator.batch_size,
+    write: out,
+    tty: options.tty ?? false,
+  });
+  config.plugins.loggers = [
+    ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
+    events.plugin,
+    lines.plugin,
+  ];
   savePids();
   const reaper = startReaper(stateDir, launcher.grace_ms, plan.usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
@@ -102,12 +114,7 @@ export function openSession(
   const onStop = () => controller.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
   if (options.signal?.aborted) controller.abort();
-  const view = createProgressView({
-    totalSteps: config.root.run.max_steps,
-    rolloutsPerStep: config.root.orchestrator.batch_size,
-    write: out,
-    tty: options.tty ?? false,
-  });
+  const { view } = lines;
   const session: LaunchSession = {
     config,
     plan,
@@ -163,11 +170,8 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
     ...options.run,
     signal: controller.signal,
     // progress.json records a step once its weights arrived (progress-record.ts), not at step:end.
-    hooks: mergeHooks(
-      view.hooks,
-      progressRecorder((step, metrics) =>
-        writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
-      ),
+    hooks: progressRecorder((step, metrics) =>
+      writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
     ),
     context: {
       inferenceUrl: inferenceBaseUrl(config),

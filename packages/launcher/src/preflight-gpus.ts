@@ -13,9 +13,9 @@ import type { RunConfig } from "./sections.ts";
 /** Memory (MiB) a GPU must have free for its role, or 0 when the role needs none checked. */
 function neededMib(config: RunConfig, role: keyof GpuMap, gpu: GpuInfo): number {
   const { inference, trainer_process: tp, deployment } = config.root;
-  if (role === "inference" && (inference.kind === "vllm" || inference.kind === "prime-rl"))
+  if (role === "inference" && inference.kind !== "external")
     return Math.ceil(inference.gpu_memory_utilization * gpu.memoryTotalMib);
-  if (role === "trainer" && tp.kind === "prime-rl")
+  if (role === "trainer" && tp.kind !== "none")
     return Math.ceil(deployment.min_free_memory_fraction * gpu.memoryTotalMib);
   return 0;
 }

@@ -153,6 +153,16 @@ describe("preflight: machine", () => {
     expect(failed(ok)).toEqual([]);
   });
 
+  test("a trainer command its plugin cannot build fails before anything starts, naming the key", async () => {
+    const config = await load();
+    config.root.trainer_process.config_file = undefined;
+    config.root.trainer_process.trainer_config = { optim: { lrr: 1 } };
+    const results = await runPreflight(config, { env: { ...process.env, PATH: FAKE_BIN } });
+    expect(failed(results).map((r) => [r.name, r.message])).toEqual([
+      ["trainer command", "[trainer_process] trainer_config: prime-rl 0.9's TrainerConfig has no optim.lrr"],
+    ]);
+  });
+
   test("an output dir that cannot be written fails", async () => {
     const dir = tempDir("ro");
     writeFileSync(join(dir, "file"), "x");

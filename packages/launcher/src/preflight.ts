@@ -5,9 +5,9 @@ import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
-import { localCommand } from "./local-paths.ts";
 import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
 import { checkGpus } from "./preflight-gpus.ts";
+import { inferenceKind, processSpec, trainerKind } from "./process-kinds.ts";
 import { liveRuns } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -74,9 +74,9 @@ function checkPreviousRun(config: RunConfig, rlEntry: string): CheckResult {
 async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
   const { inference, trainer_process: tp } = config.root;
   const wanted: Array<[string, string, number]> = [];
-  const worker = tp.kind === "prime-rl" && tp.nnodes > 1 && tp.node_rank > 0;
-  if (inference.kind !== "external" && !worker) wanted.push(["inference", inference.host, inference.port]);
-  if (tp.kind === "prime-rl" && tp.launch === "torchrun" && tp.node_rank === 0)
+  if (inference.kind !== "external" && !isTrainerWorker(config))
+    wanted.push(["inference", inference.host, inference.port]);
+  if (tp.kind !== "none" && tp.launch === "torchrun" && tp.node_rank === 0)
     wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
   const out: CheckResult[] = [];
   for (const [what, host, port] of wanted) {
@@ -132,15 +132,24 @@ function checkPolicyUrl(config: RunConfig): CheckResult[] {
   ];
 }
 
+/** The program each process the launcher starts runs: the first word of the command its plugin declares. */
 function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
-  const { inference, trainer_process: tp } = config.root;
   const wanted: Array<[string, string]> = [];
-  const first = (command: string[] | undefined) => localCommand(config, command)?.[0];
-  if (inference.kind === "vllm") wanted.push(["inference", first(inference.command) ?? "vllm"]);
-  if (inference.kind === "prime-rl") wanted.push(["inference", first(inference.command) ?? "inference"]);
-  if (tp.kind === "prime-rl")
-    wanted.push(["trainer", first(tp.command) ?? (tp.launch === "torchrun" ? "torchrun" : "trainer")]);
-  return wanted.map(([role, program]) => {
+  const unbuilt: CheckResult[] = [];
+  const none = { ids: [], count: 0 };
+  for (const [role, kind] of [
+    ["inference", inferenceKind(config)],
+    ["trainer", trainerKind(config)],
+  ] as const) {
+    if (!kind) continue;
+    try {
+      const program = processSpec(kind, config, none).argv[0];
+      if (program) wanted.push([role, program]);
+    } catch (error) {
+      unbuilt.push(fail(`${role} command`, (error as Error).message));
+    }
+  }
+  const programs = wanted.map(([role, program]) => {
     const name = `${role} program \`${program}\` found`;
     const found = which(program, env);
     return found
@@ -150,6 +159,7 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
           `\`${program}\` is not on PATH; install it (e.g. prime-rl / vLLM in a venv) or set [${role === "trainer" ? "trainer_process" : "inference"}] command`,
         );
   });
+  return [...unbuilt, ...programs];
 }
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {

@@ -1,9 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { primeRlSettings as settings } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
+import { processContext } from "./process-kinds.ts";
 import { REPO_ROOT, RL_ENTRY } from "./test-helpers.ts";
-import { primeRlSettings } from "./trainer-toml.ts";
+
+type Config = Parameters<typeof processContext>[0];
+const primeRlSettings = (c: Config) => settings(processContext(c));
 
 const shipped = (name: string) => join(REPO_ROOT, "configs", name);
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { EventHandlers } from "@air/core";
-import { mergeHooks, progressRecorder } from "./progress-record.ts";
+import { progressRecorder } from "./progress-record.ts";
 
 type Payload<K extends keyof EventHandlers> = Parameters<EventHandlers[K]>[0];
 
@@ -50,16 +50,5 @@ describe("progressRecorder", () => {
       await hooks["run:end"]?.({ status, error: "ENOSPC", unsettled: [] });
       expect(seen).toEqual([0]);
     }
-  });
-
-  test("mergeHooks calls every set's handler in order", async () => {
-    const calls: string[] = [];
-    const merged = mergeHooks(
-      { "step:end": () => void calls.push("a") },
-      { "step:end": () => void calls.push("b"), "run:end": () => void calls.push("c") },
-    );
-    await merged["step:end"]?.(stepEnd(0));
-    await merged["run:end"]?.({} as Payload<"run:end">);
-    expect(calls).toEqual(["a", "b", "c"]);
   });
 });

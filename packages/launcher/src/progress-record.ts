@@ -30,21 +30,3 @@ export function progressRecorder(
     },
   };
 }
-
-/**
- * Runs several hook sets on the same bus: each event calls every set's handler, in order.
- * @example const hooks = mergeHooks(view.hooks, progressRecorder(save));
- */
-export function mergeHooks(...sets: Partial<EventHandlers>[]): Partial<EventHandlers> {
-  const out: Record<string, (e: never) => Promise<void>> = {};
-  const names = new Set(sets.flatMap((s) => Object.keys(s)));
-  for (const name of names) {
-    const handlers = sets
-      .map((s) => (s as Record<string, ((e: never) => unknown) | undefined>)[name])
-      .filter((h): h is (e: never) => unknown => h !== undefined);
-    out[name] = async (e: never) => {
-      for (const h of handlers) await h(e);
-    };
-  }
-  return out as Partial<EventHandlers>;
-}

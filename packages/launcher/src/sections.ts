@@ -176,7 +176,9 @@ export const trainerProcessSection = z
     config_file: z
       .string()
       .optional()
-      .describe("prime-rl trainer TOML to use as is (relative to the config file); default: generated"),
+      .describe(
+        "prime-rl trainer TOML to use as is (relative to the config file); resuming runs a copy with the resume step ([resume] step; 0.8: [ckpt] resume_step) under <run dir>/configs/; default: generated",
+      ),
     lr: z
       .number()
       .min(0)

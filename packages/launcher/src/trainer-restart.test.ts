@@ -1,8 +1,9 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastStableStep } from "@air/trainer-prime-rl";
+import { lastStableStep, primeRlPaths as paths } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
+import { processContext } from "./process-kinds.ts";
 import { RUN_FILES, readPidFile } from "./rundir.ts";
 import type { Supervised } from "./supervisor.ts";
 import {
@@ -16,7 +17,9 @@ import {
   tempDir,
 } from "./test-helpers.ts";
 import { RestartBudget, restartResumeStep } from "./trainer-restart.ts";
-import { primeRlPaths } from "./trainer-toml.ts";
+
+type Config = Parameters<typeof processContext>[0];
+const primeRlPaths = (c: Config) => paths(processContext(c));
 
 afterAll(removeTempDirs);
 

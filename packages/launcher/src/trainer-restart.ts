@@ -1,9 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { sleep } from "@air/core";
-import TOML from "@iarna/toml";
 import { launchContext } from "./plugin-needs.ts";
 import { groupMembers, killGroup } from "./proc.ts";
+import { processContext, trainerKind } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
 
@@ -38,26 +36,25 @@ export class RestartBudget {
 }
 
 /**
- * Configs where restarting the trainer cannot continue the run, for `rl validate` (exit 2): with the ZMQ
- * transport the batch in flight went to the dead trainer's socket and is not sent again; with several nodes one
- * node's ranks cannot rejoin the others alone.
+ * Configs where the trainer process cannot run or restarting it cannot continue the run, for `rl validate` (exit
+ * 2): the trainer process kind's own problems (prime-rl: `max_restarts` without checkpoints); with several nodes
+ * one node's ranks cannot rejoin the others alone; the trainer plugin's `launch.restartProblems` (e.g. with the
+ * ZMQ transport the batch in flight went to the dead trainer's socket and is not sent again).
  * @example restartProblems(config) // ["trainer_process.max_restarts: ... (run.toml)"]
  */
 export function restartProblems(config: RunConfig): string[] {
   const { trainer_process: tp } = config.root;
-  if (tp.max_restarts === 0 || tp.kind === "none") return [];
+  const kind = trainerKind(config);
+  if (!kind) return [];
   const problems: string[] = [];
-  if (tp.nnodes > 1)
+  if (tp.max_restarts > 0 && tp.nnodes > 1)
     problems.push(
       `trainer_process.max_restarts: one node's ranks cannot be restarted alone (the others wait in the ` +
         `rendezvous); for multi-node use torchrun's own --max-restarts in extra_args (${config.file})`,
     );
-  const ckpt = trainerCheckpointInterval(config);
-  if (tp.kind === "prime-rl" && ckpt.interval === 0)
-    problems.push(
-      `trainer_process.max_restarts = ${tp.max_restarts} needs trainer checkpoints, but ${ckpt.key} sets none; ` +
-        `set ${ckpt.key} (e.g. 1) or max_restarts = 0 (${config.file})`,
-    );
+  for (const problem of kind.problems?.(processContext(config)) ?? [])
+    problems.push(`${problem} (${config.file})`);
+  if (tp.max_restarts === 0) return problems;
   const { definition, config: trainerConfig } = config.plugins.trainer;
   for (const problem of definition.launch?.restartProblems?.(trainerConfig, launchContext(config)) ?? [])
     problems.push(`${problem} (${config.file})`);
@@ -72,27 +69,6 @@ export function restartProblems(config: RunConfig): string[] {
 export function restartResumeStep(config: RunConfig): number | undefined {
   const { definition, config: trainerConfig } = config.plugins.trainer;
   return definition.launch?.restartStep?.(trainerConfig, launchContext(config));
-}
-
-/**
- * The trainer's `[ckpt] interval` as the trainer TOML sets it (generated: `[trainer_process] ckpt_interval`,
- * then `trainer_config`; or the user's `config_file`), with the key that sets it; interval 0 is none.
- * @example trainerCheckpointInterval(config) // { interval: 1, key: "trainer_process.ckpt_interval" }
- */
-export function trainerCheckpointInterval(config: RunConfig): { interval: number; key: string } {
-  const tp = config.root.trainer_process;
-  const read = (doc: unknown) => {
-    const v = (doc as { ckpt?: { interval?: unknown } } | undefined)?.ckpt?.interval;
-    return typeof v === "number" ? v : undefined;
-  };
-  if (tp.config_file) {
-    const file = resolve(config.dir, tp.config_file);
-    const doc = existsSync(file) ? TOML.parse(readFileSync(file, "utf8")) : {};
-    return { interval: read(doc) ?? 0, key: `trainer_process.config_file (${file}) [ckpt] interval` };
-  }
-  const merged = read(tp.trainer_config);
-  if (merged !== undefined) return { interval: merged, key: "trainer_process.trainer_config.ckpt.interval" };
-  return { interval: tp.ckpt_interval, key: "trainer_process.ckpt_interval" };
 }
 
 /**

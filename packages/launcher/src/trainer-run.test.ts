@@ -2,11 +2,16 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
+import { primeRlPaths as paths, primeRlTrainerToml as trainerToml } from "@air/trainer-prime-rl";
 import { builtinRegistry } from "./builtins.ts";
+import { processContext } from "./process-kinds.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 import { prepareTrainerRunDir } from "./trainer-run.ts";
-import { primeRlPaths, primeRlTrainerToml } from "./trainer-toml.ts";
+
+type Config = Parameters<typeof processContext>[0];
+const primeRlPaths = (c: Config) => paths(processContext(c));
+const primeRlTrainerToml = (c: Config, o?: { resumeStep?: number }) => trainerToml(processContext(c), o);
 
 afterAll(removeTempDirs);
 

@@ -1,36 +1,26 @@
-import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { TrainerWorld } from "@air/core";
-import TOML from "@iarna/toml";
+import { processContext, trainerKind } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
-
-function trainerModelCp(config: RunConfig): { cp: number; key: string } {
-  const tp = config.root.trainer_process;
-  if (tp.config_file) {
-    const file = resolve(config.dir, tp.config_file);
-    const key = `trainer_process.config_file (${file}) [model] cp`;
-    if (!existsSync(file)) return { cp: 1, key };
-    const doc = TOML.parse(readFileSync(file, "utf8")) as { model?: { cp?: unknown } };
-    return { cp: typeof doc.model?.cp === "number" ? doc.model.cp : 1, key };
-  }
-  const model = tp.trainer_config.model as { cp?: unknown } | undefined;
-  return { cp: typeof model?.cp === "number" ? model.cp : 1, key: "trainer_process.trainer_config.model.cp" };
-}
 
 /**
  * The trainer's ranks and data-parallel size, as prime-rl's `rl` derives `orchestrator.num_train_workers`
  * (`num_train_gpus // cp` on one node, `num_train_nodes * gpus_per_node // cp` on several), from what the
- * launcher starts: torchrun with one rank per trainer GPU on each of `nnodes` nodes. Undefined unless the
- * launcher starts prime-rl's trainer for a trainer plugin that derives settings from it (`launch.derive`).
+ * launcher starts: torchrun with one rank per trainer GPU on each of `nnodes` nodes; the context parallel size as
+ * the trainer process's plugin reads it from its config (`contextParallel`). Undefined unless the launcher starts
+ * a trainer process for a trainer plugin that derives settings from it (`launch.derive`).
  * @example trainerWorld(config) // { ranksPerNode: 5, nnodes: 1, cp: 1, dataWorldSize: 5, ... }
  */
 export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
   const { trainer_process: tp, deployment: d } = config.root;
-  if (!config.plugins.trainer.definition.launch?.derive || tp.kind !== "prime-rl") return undefined;
+  const kind = trainerKind(config);
+  if (!config.plugins.trainer.definition.launch?.derive || !kind) return undefined;
   const gpus = d.trainer_gpu_ids.length > 0 ? d.trainer_gpu_ids.length : (d.num_train_gpus ?? 0);
   const gpuKey = d.trainer_gpu_ids.length > 0 ? "deployment.trainer_gpu_ids" : "deployment.num_train_gpus";
   const ranksPerNode = tp.launch === "entrypoint" ? 1 : Math.max(1, gpus);
-  const { cp, key: cpKey } = trainerModelCp(config);
+  const { cp, key: cpKey } = kind.contextParallel?.(processContext(config)) ?? {
+    cp: 1,
+    key: "trainer_process.kind",
+  };
   const world = ranksPerNode * tp.nnodes;
   const dataWorldSize = Math.floor(world / cp);
   return { ranksPerNode, nnodes: tp.nnodes, cp, dataWorldSize, gpuKey, cpKey, masterAddr: tp.master_addr };

@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import { definePlugin, type EventHandlers, type EventPayload, type Trajectory, z } from "@air/core";
 import { makeContext, runToml } from "@air/core/testing";
 import { consoleHooks, consoleLogger, consoleLoggerConfig } from "./console.ts";
-import { claimStepLines, stepLinesOwner } from "./step-line.ts";
 
 const stepEnd = (metrics: Record<string, number>, warnings: string[]): EventPayload<"step:end"> => ({
   step: 4,
@@ -122,17 +121,10 @@ plugin = "zero"
     expect(printed.filter((l) => l.startsWith("step ")).every((l) => l.includes("warning"))).toBe(true);
   });
 
-  test("quiet while the launcher's progress view holds the step lines", async () => {
-    const release = claimStepLines("progress view");
-    try {
-      const logs: string[] = [];
-      const ctx = makeContext({ sink: (_level, _source, m) => logs.push(m) });
-      const created = await consoleLogger.create(consoleLoggerConfig.parse({}), ctx);
-      expect(created.hooks).toBeUndefined();
-      expect(logs[0]).toContain("printed by the progress view");
-    } finally {
-      release();
-    }
-    expect(stepLinesOwner()).toBeUndefined();
+  test("tells the launcher it prints step lines (rl leaves it out and prints them itself), and prints them otherwise", async () => {
+    const config = consoleLoggerConfig.parse({});
+    expect(consoleLogger.launch?.printsStepLines?.(config)).toBe(true);
+    const created = await consoleLogger.create(config, makeContext());
+    expect(Object.keys(created.hooks ?? {})).toContain("step:end");
   });
 });

@@ -1,6 +1,6 @@
 import { definePlugin, type EventHandlers, type LoggerPlugin } from "@air/core";
 import { z } from "zod";
-import { formatEvalLine, formatStepLine, lossOf, stepLinesOwner } from "./step-line.ts";
+import { formatEvalLine, formatStepLine, lossOf } from "./step-line.ts";
 
 export const consoleLoggerConfig = z
   .object({
@@ -54,8 +54,9 @@ export function consoleHooks(
 }
 
 /**
- * The "console" logger: one compact line per step on stderr. Under `rl` the launcher's progress view prints
- * the same line (live on a terminal), and this logger stays quiet so each step shows once.
+ * The "console" logger: one compact line per step on stderr. `rl` prints the step lines itself (its step-line
+ * logger, on stdout, live on a terminal) and leaves this logger out of the run (`launch.printsStepLines`), so each
+ * step shows once.
  * @example
  * [[logger]]
  * plugin = "console"
@@ -66,12 +67,8 @@ export const consoleLogger = definePlugin({
   description:
     "one line per step: reward, rollouts ok/failed, turns, flat-reward causes, warning and error counts",
   configSchema: consoleLoggerConfig,
-  create(config, ctx) {
-    const owner = stepLinesOwner();
-    if (owner) {
-      ctx.log.debug(`step lines are printed by the ${owner}; the console logger stays quiet`);
-      return {};
-    }
+  launch: { printsStepLines: () => true },
+  create(config) {
     const stream = config.stream === "stdout" ? process.stdout : process.stderr;
     return consoleHooks((line) => stream.write(line), { showWarnings: config.show_warnings });
   },

@@ -84,22 +84,3 @@ export function formatEvalLine(e: EventPayload<"eval:end">): string {
 export function lossOf(metrics: Record<string, number>): number | undefined {
   return metrics["trainer/loss"] ?? metrics.loss;
 }
-
-let owner: string | undefined;
-
-/**
- * Claims the console's step lines for `who` (the launcher's progress view): console loggers created while the
- * claim holds print nothing, so a step shows once. Returns the release function.
- * @example const release = claimStepLines("launcher progress view"); … release();
- */
-export function claimStepLines(who: string): () => void {
-  owner = who;
-  return () => {
-    if (owner === who) owner = undefined;
-  };
-}
-
-/** Who prints the step lines instead of the console logger, if anyone. */
-export function stepLinesOwner(): string | undefined {
-  return owner;
-}

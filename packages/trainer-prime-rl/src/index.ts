@@ -39,8 +39,23 @@ export {
   STABLE_FILE,
 } from "./paths.ts";
 export { default, type PrimeRlConfig, primeRlConfigSchema, primeRlPluginPaths } from "./plugin.ts";
+export {
+  PRIME_RL_PROCESS_ENV,
+  type PrimeRlProcessEnv,
+  primeRlInferenceDoc,
+  primeRlTorchrunArgv,
+  vllmTrainingArgs,
+} from "./prime-rl-argv.ts";
+export {
+  PRIME_RL_PROCESSES,
+  primeRlInferenceToml,
+  primeRlTrainerSpec,
+  trainerCheckpointInterval,
+  vllmServeArgv,
+} from "./processes.ts";
 export { lastStableStep } from "./restart.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
+export { primeRlPaths, primeRlSettings, primeRlTrainerToml } from "./trainer-toml.ts";
 export { waitForFile } from "./watch.ts";
 export {
   encodeTrainingBatch,

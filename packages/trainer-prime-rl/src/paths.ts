@@ -1,4 +1,5 @@
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import type { PrimeRlConfig } from "./options.ts";
 
 /** File names of prime-rl v0.8.0's filesystem transport and broadcast (`transport/filesystem.py`, `pathing.py`). */
 export const BATCH_FILE = "train_rollouts.bin";
@@ -42,4 +43,27 @@ export function primeRlDirs(options: {
   }
   const outputDir = options.outputDir ?? options.defaultOutputDir;
   return { outputDir, runDir: nested ? join(outputDir, options.runName) : outputDir };
+}
+
+/**
+ * The run dir and metrics file the plugin uses for a config (relative paths from `configDir`).
+ * @example primeRlPluginPaths(config, "/runs/r1", "/cfg") // { outputDir, runDir, metricsFile }
+ */
+export function primeRlPluginPaths(
+  config: PrimeRlConfig,
+  airRunDir: string,
+  configDir: string,
+): { outputDir: string; runDir: string; metricsFile: string } {
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(configDir, p));
+  const dirs = primeRlDirs({
+    version: config.prime_rl_version,
+    defaultOutputDir: join(airRunDir, "prime-rl"),
+    outputDir: config.output_dir ? at(config.output_dir) : undefined,
+    runDir: config.run_dir ? at(config.run_dir) : undefined,
+    runName: config.run_name,
+  });
+  return {
+    ...dirs,
+    metricsFile: config.metrics_file ? at(config.metrics_file) : join(dirs.outputDir, "metrics.jsonl"),
+  };
 }

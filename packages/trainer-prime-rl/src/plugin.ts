@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { join } from "node:path";
 import { AirError, definePlugin } from "@air/core";
 import { pruneStepDirs } from "./checkpoints.ts";
 import { codecFor } from "./codecs/index.ts";
@@ -7,8 +7,9 @@ import { orchestratorControlToml } from "./config.ts";
 import { derive } from "./derive.ts";
 import { exportFinalWeights } from "./final-weights.ts";
 import { waitForStepMetrics } from "./metrics.ts";
-import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
-import { broadcastStepDir, primeRlDirs, rolloutStepDir, STABLE_FILE } from "./paths.ts";
+import { primeRlConfigSchema } from "./options.ts";
+import { broadcastStepDir, primeRlPluginPaths, rolloutStepDir, STABLE_FILE } from "./paths.ts";
+import { PRIME_RL_PROCESSES } from "./processes.ts";
 import { restartProblems, restartStep } from "./restart.ts";
 import { resumeWeights } from "./resume-weights.ts";
 import { prepareRunDir } from "./run-dir.ts";
@@ -18,29 +19,7 @@ import { toTrainingSample } from "./wire.ts";
 import { ZmqMicroBatchSender } from "./zmq/sender.ts";
 
 export { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
-
-/**
- * The run dir and metrics file the plugin uses for a config (relative paths from `configDir`).
- * @example primeRlPluginPaths(config, "/runs/r1", "/cfg") // { outputDir, runDir, metricsFile }
- */
-export function primeRlPluginPaths(
-  config: PrimeRlConfig,
-  airRunDir: string,
-  configDir: string,
-): { outputDir: string; runDir: string; metricsFile: string } {
-  const at = (p: string) => (isAbsolute(p) ? p : resolve(configDir, p));
-  const dirs = primeRlDirs({
-    version: config.prime_rl_version,
-    defaultOutputDir: join(airRunDir, "prime-rl"),
-    outputDir: config.output_dir ? at(config.output_dir) : undefined,
-    runDir: config.run_dir ? at(config.run_dir) : undefined,
-    runName: config.run_name,
-  });
-  return {
-    ...dirs,
-    metricsFile: config.metrics_file ? at(config.metrics_file) : join(dirs.outputDir, "metrics.jsonl"),
-  };
-}
+export { primeRlPluginPaths } from "./paths.ts";
 
 /**
  * Trainer plugin "prime-rl": hands batches to prime-rl's trainer (or the tiny CPU trainer) in the format of
@@ -59,8 +38,10 @@ export default definePlugin({
     "prime-rl trainer transport (0.8 TrainingBatch files; 0.9 MicroBatch files or ZMQ), STABLE weights back",
   configSchema: primeRlConfigSchema,
   // What the launcher does for this trainer: its run dir before it starts, the weights a resumed run starts from,
-  // the step a restarted trainer resumes from (and when it cannot), the final weights, what follows from its ranks.
+  // the step a restarted trainer resumes from (and when it cannot), the final weights, what follows from its ranks,
+  // and the processes it starts: prime-rl's trainer and inference server (or stock vLLM), argv, env and files.
   launch: {
+    processes: PRIME_RL_PROCESSES,
     processSettings: (config) => config,
     derive,
     prepareRunDir,

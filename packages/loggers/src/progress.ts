@@ -1,10 +1,12 @@
 import type { EventHandlers } from "@air/core";
-import { claimStepLines, formatEvalLine, formatStepLine, lossOf } from "@air/loggers";
+import { formatEvalLine, formatStepLine, lossOf } from "./step-line.ts";
 
 /** Where the view writes and whether it may redraw a line. */
 export interface ProgressOptions {
-  totalSteps: number;
-  rolloutsPerStep: number;
+  /** `[run] max_steps`, shown as `(done/total)`; undefined: left out. */
+  totalSteps?: number;
+  /** Rollouts per step (`[orchestrator] batch_size`), the live bar's length; undefined: a count without a bar. */
+  rolloutsPerStep?: number;
   write?: (text: string) => void;
   /** Redraw one status line with a bar (a terminal); otherwise plain lines at each step's end. */
   tty?: boolean;
@@ -18,7 +20,7 @@ export interface ProgressView {
   hooks: Partial<EventHandlers>;
   /** Counters the view shows, for tests and the final summary. */
   state: { inFlight: number; turns: number; errors: number; stepsDone: number; lastReward?: number };
-  /** Ends a redrawn line so later output starts on a fresh line, and hands the step lines back. */
+  /** Ends a redrawn line so later output starts on a fresh line. */
   finish(): void;
   /** Clears the redrawn line so a log line can be written; the next event redraws it. */
   clearLine(): void;
@@ -36,8 +38,8 @@ const fmt = (x: number | undefined, digits = 3) =>
  * Builds the progress view: on a terminal one live line per step (bar, rollouts done and failed, in-flight,
  * turns/s, last reward), replaced at the step's end by the step line; otherwise only the step line. The step
  * line is the console logger's (`formatStepLine`: counts from the step's metrics, the numbers the store keeps;
- * warnings counted, not repeated, since the run's log prints each once). While the view exists it holds the
- * console's step lines, so a `[[logger]] plugin = "console"` in the same run stays quiet.
+ * warnings counted, not repeated, since the run's log prints each once). The step-line logger
+ * (step-line-logger.ts) runs it on the run's bus.
  * @example
  * const view = createProgressView({ totalSteps: 10, rolloutsPerStep: 8, tty: process.stdout.isTTY });
  * await startRun(config, { hooks: view.hooks });
@@ -55,7 +57,6 @@ export function createProgressView(options: ProgressOptions): ProgressView {
   let stepStartMs = startMs;
   let dirty = false;
   let lastLoss: number | undefined;
-  const release = claimStepLines("launcher's progress view");
 
   /** When the first rollout started: the live turns/s is over the time rollouts ran, not the servers' startup. */
   let firstRolloutMs: number | undefined;
@@ -67,9 +68,11 @@ export function createProgressView(options: ProgressOptions): ProgressView {
   const redraw = () => {
     if (!options.tty) return;
     const done = finishedByStep.get(current) ?? 0;
+    const of = options.totalSteps ? ` (${current + 1}/${options.totalSteps})` : "";
+    const per = options.rolloutsPerStep;
+    const rollouts = per ? `${bar(done, per)} ${done}/${per}` : `${done}`;
     write(
-      `\r\x1b[2Kstep ${current} (${current + 1}/${options.totalSteps}) ${bar(done, options.rolloutsPerStep)} ` +
-        `${done}/${options.rolloutsPerStep} rollouts  in-flight ${state.inFlight}  ` +
+      `\r\x1b[2Kstep ${current}${of} ${rollouts} rollouts  in-flight ${state.inFlight}  ` +
         `turns/s ${fmt(turnsPerSecond(), 1)}  failed ${failedByStep.get(current) ?? 0}  reward ${fmt(state.lastReward)}`,
     );
     dirty = true;
@@ -126,7 +129,6 @@ export function createProgressView(options: ProgressOptions): ProgressView {
     finish: () => {
       if (dirty) write("\n");
       dirty = false;
-      release();
     },
     clearLine: () => {
       if (dirty) write("\r\x1b[2K");

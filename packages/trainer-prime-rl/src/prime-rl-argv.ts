@@ -1,4 +1,4 @@
-import type { PrimeRlVersion } from "@air/trainer-prime-rl";
+import type { PrimeRlVersion } from "./codecs/index.ts";
 
 /**
  * How prime-rl's own `rl` entrypoint starts its children, per pinned version (`entrypoints/rl.py`,

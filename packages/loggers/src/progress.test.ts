@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import type { EventPayload, Trajectory } from "@air/core";
-import { stepLinesOwner } from "@air/loggers";
 import { createProgressView } from "./progress.ts";
 
 const trajectory = (step: number, reward: number, error?: string) =>
@@ -153,12 +152,5 @@ describe("progress view", () => {
     view.clearLine();
     expect(out).toBe("\r\x1b[2K");
     view.finish();
-  });
-
-  test("holds the console's step lines from creation to finish, so a console logger stays quiet", () => {
-    const view = createProgressView({ totalSteps: 1, rolloutsPerStep: 1, write: () => {} });
-    expect(stepLinesOwner()).toBe("launcher's progress view");
-    view.finish();
-    expect(stepLinesOwner()).toBeUndefined();
   });
 });
