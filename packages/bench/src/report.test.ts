@@ -49,4 +49,17 @@ describe("report", () => {
     expect(third).toContain("| 4. Local runtime | p50 ≤ 3 ms: **0.2 ms** — met |");
     expect(third).toContain("| 1. Pipeline efficiency | not measured yet |");
   });
+
+  test("a hand-written section and the text around sections survive a write, and their goals are summarised", () => {
+    const first = updateSections(undefined, "local", renderSection(report, "m1", new Date()));
+    const hand =
+      "## 15. Setup by hand\n\nGoals:\n\n- setup < 5 min: **260 s** — met\n\nA note kept as it is.\n";
+    const withHand = `${first.trimEnd()}\n\n${hand}`;
+    const next = updateSections(withHand, "local", renderSection(report, "m2", new Date()));
+    expect(next).toContain(hand);
+    expect(next).toContain("Machine: m2");
+    expect(next).toContain("| 15. Setup by hand | setup < 5 min: **260 s** — met |");
+    expect(next.match(/bench:summary:start/g)?.length).toBe(1);
+    expect(updateSections(next, "local", renderSection(report, "m2", new Date()))).toBe(next);
+  });
 });

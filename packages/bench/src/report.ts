@@ -111,33 +111,52 @@ function placeholder(name: string, title: string): string {
   ].join("\n");
 }
 
+const SUMMARY = /<!-- bench:summary:start -->[\s\S]*?<!-- bench:summary:end -->\n*/;
+
+function markedSection(name: string): RegExp {
+  return new RegExp(`<!-- bench:${name}:start -->[\\s\\S]*?<!-- bench:${name}:end -->`);
+}
+
 /**
- * Replaces (or inserts, in section order) one section of a BENCHMARKS.md text; other sections stay as they are.
+ * Replaces (or inserts, in section order) one section of a BENCHMARKS.md text and rebuilds the summary; every
+ * other byte stays as it is, hand-written sections (no markers) included.
  * @example updateSections(existingText, "pipeline", sectionMarkdown)
  */
 export function updateSections(text: string | undefined, name: string, section: string): string {
-  const current = text && text.trim() !== "" ? text : HEADER;
-  const sections = new Map<string, string>();
-  for (const s of SECTIONS) {
-    const re = new RegExp(`<!-- bench:${s.name}:start -->[\\s\\S]*?<!-- bench:${s.name}:end -->`);
-    sections.set(s.name, re.exec(current)?.[0] ?? placeholder(s.name, s.title));
+  if (!SECTIONS.some((s) => s.name === name)) throw new Error(`unknown benchmark section "${name}"`);
+  let current =
+    text && text.trim() !== ""
+      ? text
+      : `${HEADER}\n${SECTIONS.map((s) => placeholder(s.name, s.title)).join("\n\n")}\n`;
+  const re = markedSection(name);
+  if (re.test(current)) current = current.replace(re, () => section);
+  else {
+    const later = SECTIONS.slice(SECTIONS.findIndex((s) => s.name === name) + 1)
+      .map((s) => current.indexOf(`<!-- bench:${s.name}:start -->`))
+      .find((i) => i >= 0);
+    current =
+      later === undefined
+        ? `${current.trimEnd()}\n\n${section}\n`
+        : `${current.slice(0, later)}${section}\n\n${current.slice(later)}`;
   }
-  if (!sections.has(name)) throw new Error(`unknown benchmark section "${name}"`);
-  sections.set(name, section);
-  const first = current.indexOf("<!-- bench:");
+  current = current.replace(SUMMARY, "");
+  const first = current.search(/<!-- bench:|^## /m);
   const head = (first === -1 ? current : current.slice(0, first)).trimEnd();
-  const body = SECTIONS.map((s) => sections.get(s.name) as string);
-  return `${head}\n\n${summary(body)}\n\n${body.join("\n\n")}\n`;
+  const body = first === -1 ? "" : current.slice(first);
+  return `${head}\n\n${summary(body)}\n\n${body.trimEnd()}\n`;
 }
 
-/** The goal lines of every section, gathered under one heading at the top. */
-function summary(sections: string[]): string {
-  const lines = sections.flatMap((text) => {
-    const title = /^## (.+)$/m.exec(text)?.[1] ?? "?";
-    const goals = /Goals:\n\n((?:- .*\n?)+)/.exec(text)?.[1];
-    const list = goals ? goals.trim().split("\n") : ["- not measured yet"];
-    return list.map((g) => `| ${title} | ${g.slice(2)} |`);
-  });
+/** The goal lines of every `## ` section of `body` (written by a bench or by hand), in document order. */
+function summary(body: string): string {
+  const lines = body
+    .split(/^(?=## )/m)
+    .filter((text) => text.startsWith("## "))
+    .flatMap((text) => {
+      const title = /^## (.+)$/m.exec(text)?.[1] ?? "?";
+      const goals = /Goals:\n\n((?:- .*\n?)+)/.exec(text)?.[1];
+      const list = goals ? goals.trim().split("\n") : ["- not measured yet"];
+      return list.map((g) => `| ${title} | ${g.slice(2)} |`);
+    });
   return [
     "<!-- bench:summary:start -->",
     "## Summary (latest figure next to each goal; details in the sections below)",
