@@ -23,4 +23,9 @@ export {
   trajectoryStepStats,
   turnErrorsPerStep,
 } from "./totals.ts";
-export { listTrajectories, type TrajectoryFilter, type TrajectoryListRow } from "./trajectories.ts";
+export {
+  listTrajectories,
+  SEARCH_INDEX_CAP,
+  type TrajectoryFilter,
+  type TrajectoryListRow,
+} from "./trajectories.ts";
