@@ -65,12 +65,13 @@ function indexedMatch(runId: number, pattern: string, hits: SearchHits): SQL {
   const own = sql`(${like("rollout_id")} OR ${like("task")} OR ${like("example_id")})`;
   const text = sql`(${like("u.completion")} OR ${like("u.command")} OR ${like("u.observation")})`;
   const turnsOf = sql`SELECT t.id FROM turns u JOIN trajectories t ON t.run_id = u.run_id AND t.rollout_id = u.rollout_id`;
+  // `+run_id` keeps SQLite off the (run_id, …) indexes here: each part is driven by its ids or rowid range.
   return sql`${trajectories.id} IN (
-    SELECT id FROM trajectories WHERE id IN (SELECT value FROM json_each(${JSON.stringify(hits.trajectoryIds)})) AND run_id = ${runId} AND ${own}
-    UNION SELECT id FROM trajectories WHERE id > ${hits.trajectoriesAfter} AND run_id = ${runId} AND ${own}
+    SELECT id FROM trajectories WHERE id IN (SELECT value FROM json_each(${JSON.stringify(hits.trajectoryIds)})) AND +run_id = ${runId} AND ${own}
+    UNION SELECT id FROM trajectories WHERE id > ${hits.trajectoriesAfter} AND +run_id = ${runId} AND ${own}
     UNION SELECT id FROM trajectories WHERE run_id = ${runId} AND error IS NOT NULL AND ${like("error")}
-    UNION ${turnsOf} WHERE u.rowid IN (SELECT value FROM json_each(${JSON.stringify(hits.turnRowids)})) AND u.run_id = ${runId} AND ${text}
-    UNION ${turnsOf} WHERE u.rowid > ${hits.turnsAfter} AND u.run_id = ${runId} AND ${text})`;
+    UNION ${turnsOf} WHERE u.rowid IN (SELECT value FROM json_each(${JSON.stringify(hits.turnRowids)})) AND +u.run_id = ${runId} AND ${text}
+    UNION ${turnsOf} WHERE u.rowid > ${hits.turnsAfter} AND +u.run_id = ${runId} AND ${text})`;
 }
 
 function conditions(
@@ -79,7 +80,10 @@ function conditions(
   f: TrajectoryFilter,
   hits?: SearchHits | null,
 ): SQL | undefined {
-  const where: Array<SQL | undefined> = [eq(trajectories.runId, runId)];
+  // With the index's hits the matched ids drive the query (`+run_id`: not a (run_id, …) index scan).
+  const where: Array<SQL | undefined> = [
+    hits ? sql`+${trajectories.runId} = ${runId}` : eq(trajectories.runId, runId),
+  ];
   if (f.task) where.push(eq(trajectories.task, f.task));
   if (f.step !== undefined) where.push(eq(trajectories.step, f.step));
   if (f.status) where.push(eq(trajectories.status, f.status));
