@@ -101,6 +101,11 @@ export class SearchIndex {
    * returns how many rows it indexed: 0 when caught up. `store` is the run store's own (read-only) connection.
    */
   catchUp(store: Database, limit = 2000): number {
+    // IMMEDIATE: a second dashboard on the same store waits here instead of indexing the same rows twice.
+    return this.db.transaction(() => this.catchUpNow(store, limit)).immediate();
+  }
+
+  private catchUpNow(store: Database, limit: number): number {
     const marks = this.watermarks();
     const signature = this.meta("signature");
     if (marks.turns > 0) {
@@ -130,17 +135,15 @@ export class SearchIndex {
     if (turns.length === 0 && trajectories.length === 0) return 0;
     const addTurn = this.db.prepare("INSERT INTO turn_text (rowid, text) VALUES (?, ?)");
     const addTrajectory = this.db.prepare("INSERT INTO trajectory_text (rowid, text) VALUES (?, ?)");
-    this.db.transaction(() => {
-      for (const t of turns) addTurn.run(t.id, t.text);
-      for (const t of trajectories) addTrajectory.run(t.id, t.text);
-      const lastTurn = turns.at(-1);
-      if (lastTurn) {
-        this.setMeta("turns", lastTurn.id);
-        this.setMeta("signature", lastTurn.s);
-      }
-      const lastTrajectory = trajectories.at(-1);
-      if (lastTrajectory) this.setMeta("trajectories", lastTrajectory.id);
-    })();
+    for (const t of turns) addTurn.run(t.id, t.text);
+    for (const t of trajectories) addTrajectory.run(t.id, t.text);
+    const lastTurn = turns.at(-1);
+    if (lastTurn) {
+      this.setMeta("turns", lastTurn.id);
+      this.setMeta("signature", lastTurn.s);
+    }
+    const lastTrajectory = trajectories.at(-1);
+    if (lastTrajectory) this.setMeta("trajectories", lastTrajectory.id);
     return turns.length + trajectories.length;
   }
 
