@@ -193,22 +193,28 @@ CREATE TRIGGER `turns_totals_delete` AFTER DELETE ON `turns` WHEN old.parse_erro
   WHERE run_id = old.run_id AND step = (SELECT `step` FROM `trajectories` WHERE run_id = old.run_id AND rollout_id = old.rollout_id) AND split = (SELECT `split` FROM `trajectories` WHERE run_id = old.run_id AND rollout_id = old.rollout_id) AND task = (SELECT `task` FROM `trajectories` WHERE run_id = old.run_id AND rollout_id = old.rollout_id);
 END;
 --> statement-breakpoint
+-- The percentiles 0…100 the trigger below computes (a table: a trigger may not use a CTE).
+CREATE TABLE `percentile_points` (`k` integer PRIMARY KEY NOT NULL);
+--> statement-breakpoint
+INSERT INTO `percentile_points` (k) VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9),(10),(11),(12),(13),(14),(15),(16),(17),(18),(19),(20),(21),(22),(23),(24),(25),(26),(27),(28),(29),(30),(31),(32),(33),(34),(35),(36),(37),(38),(39),(40),(41),(42),(43),(44),(45),(46),(47),(48),(49),(50),(51),(52),(53),(54),(55),(56),(57),(58),(59),(60),(61),(62),(63),(64),(65),(66),(67),(68),(69),(70),(71),(72),(73),(74),(75),(76),(77),(78),(79),(80),(81),(82),(83),(84),(85),(86),(87),(88),(89),(90),(91),(92),(93),(94),(95),(96),(97),(98),(99),(100);
+--> statement-breakpoint
 -- A step's advantage percentiles, computed when it ends (the recorder writes the step's samples before its end).
 CREATE TRIGGER `steps_advantages_update` AFTER UPDATE OF `ended_at` ON `steps` WHEN new.ended_at IS NOT NULL BEGIN
   DELETE FROM `step_advantages` WHERE run_id = new.run_id AND step = new.step;
-  -- Only the ranks some percentile needs (at most 101 rows) meet the percentiles: row i serves k when
-  -- floor(k (n - 1) / 100) = i; the smallest such k is ceil(100 i / (n - 1)). CROSS JOIN keeps them outside.
+  -- Only the ranks some percentile needs meet the percentiles: rank i serves every k with floor(k (n - 1) / 100) = i,
+  -- i.e. k from ceil(100 i / (n - 1)) to floor((100 i + 99) / (n - 1)), looked up in `percentile_points`.
   INSERT INTO `step_advantages` (run_id, step, q, value, n)
-  SELECT new.run_id, new.step, k.value, s.v + (s.next - s.v) * ((k.value * (s.n - 1)) % 100) / 100.0, s.n
+  SELECT new.run_id, new.step, k.k, s.v + (s.next - s.v) * ((k.k * (s.n - 1)) % 100) / 100.0, s.n
   FROM (
-    SELECT * FROM (
+    SELECT *,
+      CASE WHEN n = 1 THEN 0 ELSE (100 * i + n - 2) / (n - 1) END AS lo,
+      CASE WHEN n = 1 THEN 100 ELSE min(100, (100 * i + 99) / (n - 1)) END AS hi
+    FROM (
       SELECT advantage_mean AS v, coalesce(lead(advantage_mean) OVER w, advantage_mean) AS next, row_number() OVER w - 1 AS i,
         (SELECT count(*) FROM `samples` WHERE run_id = new.run_id AND step = new.step) AS n
       FROM `samples` WHERE run_id = new.run_id AND step = new.step WINDOW w AS (ORDER BY advantage_mean))
-    WHERE n = 1 OR ((100 * i + n - 2) / (n - 1) <= 100 AND ((100 * i + n - 2) / (n - 1)) * (n - 1) / 100 = i)
   ) AS s
-  CROSS JOIN json_each('[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100]') AS k
-  WHERE (k.value * (s.n - 1)) / 100 = s.i;
+  JOIN `percentile_points` AS k ON k.k BETWEEN s.lo AND s.hi;
 END;
 --> statement-breakpoint
 -- A step row inserted already ended goes through the update trigger above.
