@@ -17,7 +17,8 @@ function downgrade(client: Database, keep: number): void {
       name: string;
     }>;
     for (const { name } of triggers) client.exec(`DROP TRIGGER \`${name}\``);
-    for (const table of ["step_totals", "step_advantages", "percentile_points"]) client.exec(`DROP TABLE ${table}`);
+    for (const table of ["step_totals", "step_advantages", "percentile_points"])
+      client.exec(`DROP TABLE ${table}`);
     for (const name of ["split_step", "error"]) client.exec(`DROP INDEX trajectories_run_${name}`);
   }
   if (keep < 5) {
