@@ -12,6 +12,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Makes a fresh store look like one written when only the first `keep` migrations existed. */
 function downgrade(client: Database, keep: number): void {
+  if (keep < 6) {
+    const triggers = client.query("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as Array<{
+      name: string;
+    }>;
+    for (const { name } of triggers) client.exec(`DROP TRIGGER \`${name}\``);
+    for (const table of ["step_totals", "step_advantages", "percentile_points"])
+      client.exec(`DROP TABLE ${table}`);
+    for (const name of ["split_step", "error"]) client.exec(`DROP INDEX trajectories_run_${name}`);
+  }
   if (keep < 5) {
     for (const name of ["group", "reward", "improvement", "final_score"])
       client.exec(`DROP INDEX trajectories_run_${name}`);

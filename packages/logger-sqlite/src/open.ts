@@ -48,6 +48,10 @@ export function openStore(path: string, options: OpenStoreOptions = {}): StoreDb
   client.exec(`PRAGMA busy_timeout = ${busy}`);
   client.exec("PRAGMA journal_mode = WAL");
   client.exec(`PRAGMA synchronous = ${options.synchronous ?? "NORMAL"}`);
+  // Statement journals in memory: a write that fires the step_totals triggers (migration 0005) needs one per
+  // statement, and as temp files they cost syscalls on every turn (measured: 2.4× the CPU of a 5-turn
+  // trajectory's writes, against 1.25× in memory).
+  client.exec("PRAGMA temp_store = MEMORY");
   const db = drizzle({ client, schema });
   migrate(db, { migrationsFolder: MIGRATIONS_DIR });
   return db;
@@ -85,6 +89,7 @@ function migrateOlderStore(path: string, busyMs: number): void {
   }
   try {
     client.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    client.exec("PRAGMA temp_store = MEMORY");
     migrate(drizzle({ client, schema }), { migrationsFolder: MIGRATIONS_DIR });
   } finally {
     client.close();

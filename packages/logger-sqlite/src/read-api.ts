@@ -18,6 +18,7 @@ export {
   type TrajectoryRecord,
   type TurnRecord,
 } from "./read.ts";
+export { SEARCH_SUFFIX, type SearchHits, SearchIndex, trigramQuery } from "./search.ts";
 export type { ValidationPoint } from "./summary.ts";
 
 /**

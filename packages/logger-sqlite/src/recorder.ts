@@ -159,12 +159,13 @@ export class RunRecorder {
         warningsJson: JSON.stringify(e.warnings),
       };
       const sampleRows = e.batch.samples.map((s) => sampleRow(this.runId, e.step, s));
-      this.queue(() => this.write.stepEnd(stepRow));
-      this.pushMetrics(e.step, e.metrics, "step");
+      // Samples first: the step's `ended_at` fires the trigger that summarizes them (`step_advantages`).
       for (let i = 0; i < sampleRows.length; i += SAMPLE_CHUNK) {
         const chunk = sampleRows.slice(i, i + SAMPLE_CHUNK);
         this.queue(() => this.write.samples(chunk));
       }
+      this.queue(() => this.write.stepEnd(stepRow));
+      this.pushMetrics(e.step, e.metrics, "step");
       for (const message of e.warnings)
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
     },

@@ -1,8 +1,10 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { stepAdvantages, stepTotals } from "./schema-totals.ts";
 
 /**
  * The run store's tables. JSON columns hold text written with JSON.stringify; times are epoch milliseconds.
- * Change this file, then run `bunx drizzle-kit generate` in packages/logger-sqlite and commit the new SQL.
+ * Change this file (or schema-totals.ts), then run `bunx drizzle-kit generate` in packages/logger-sqlite and commit the new SQL.
  */
 export const runs = sqliteTable("runs", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -85,6 +87,10 @@ export const trajectories = sqliteTable(
     index("trajectories_run_reward").on(t.runId, t.reward),
     index("trajectories_run_improvement").on(t.runId, t.improvement),
     index("trajectories_run_final_score").on(t.runId, t.finalScore),
+    // A periodic evaluation's rollouts (pass@k over steps) without reading the training ones.
+    index("trajectories_run_split_step").on(t.runId, t.split, t.step),
+    // Search over errors: only the trajectories that have one.
+    index("trajectories_run_error").on(t.runId, t.error).where(sql`error IS NOT NULL`),
   ],
 );
 
@@ -227,6 +233,8 @@ export const evaluations = sqliteTable(
   (t) => [index("evaluations_run").on(t.runId, t.task)],
 );
 
+export { stepAdvantages, stepTotals } from "./schema-totals.ts";
+
 /** Every table, for `drizzle(client, { schema })`. */
 export const schema = {
   runs,
@@ -234,6 +242,8 @@ export const schema = {
   trajectories,
   turns,
   samples,
+  stepTotals,
+  stepAdvantages,
   metrics,
   warnings,
   logs,

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { openStore } from "./open.ts";
 import {
-  episodeImprovements,
   evalRollouts,
+  improvementPoints,
   listTrajectories,
   liveStatus,
   taskSummary,
@@ -36,7 +36,7 @@ test("periodic eval rollouts are stored with split 'eval' and kept out of traini
     expect(train.every((r) => r.id.startsWith("s"))).toBe(true);
     expect(taskSummary(db, 1).reduce((a, t) => a + t.episodes, 0)).toBe(12);
     expect(trajectoryStepStats(db, 1).map((s) => s.count)).toEqual([4, 4, 4]);
-    expect(episodeImprovements(db, 1).length).toBeLessThanOrEqual(12);
+    expect(improvementPoints(db, 1).length).toBeLessThanOrEqual(12);
     expect(evalRollouts(db, 1)).toHaveLength(evals.length);
     const page = { page: 1, per: 200, sort: "step" } as const;
     expect(listTrajectories(db, 1, { ...page, split: "eval" }).total).toBe(evals.length);

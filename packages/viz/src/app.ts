@@ -7,6 +7,7 @@ import {
   openStoreReadOnly,
   readTrajectory,
   runStatus,
+  SearchIndex,
   type StoreDb,
   taskSummary,
 } from "@air/logger-sqlite/read";
@@ -58,6 +59,32 @@ export interface AppOptions {
   replayTimeoutMs?: number;
   /** Replays running at once (default 2). */
   maxReplays?: number;
+  /**
+   * How often the search worker looks for new turns to index once caught up (default 1 s); 0 starts no worker
+   * (searches then use an index only if one exists, built by someone else).
+   */
+  searchIndexMs?: number;
+}
+
+/** The search worker (see search-worker.ts) and the request thread's reader of the index it writes. */
+function startSearch(dbPath: string, idleMs: number) {
+  let worker: Worker | undefined;
+  if (idleMs > 0) {
+    worker = new Worker(new URL("./search-worker.ts", import.meta.url).href, { ref: false, smol: true });
+    worker.postMessage({ dbPath, idleMs });
+  }
+  let index: SearchIndex | null = null;
+  return {
+    /** The index when its file exists (searches without one scan). */
+    index: () => {
+      index ??= SearchIndex.open(dbPath);
+      return index;
+    },
+    close: () => {
+      worker?.terminate();
+      index?.close();
+    },
+  };
 }
 
 function notFound(c: Context, what: string) {
@@ -73,6 +100,7 @@ function notFound(c: Context, what: string) {
  */
 export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
   const db = openStoreReadOnly(dbPath);
+  const search = startSearch(dbPath, options.searchIndexMs ?? 1000);
   const files = Object.fromEntries(Object.entries(STATIC).map(([f, s]) => [f, readFileSync(s.path, "utf8")]));
   const checkMs = options.streamCheckMs ?? 500;
   const keepAliveMs = options.keepAliveMs ?? 5000;
@@ -127,7 +155,7 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
         `bad query: ${parsed.error.issues.map((i) => `${i.path.join(".") || "?"}: ${i.message}`).join("; ")}`,
         400,
       );
-    return c.html(trajectoriesPage(db, r, parsed.data));
+    return c.html(trajectoriesPage(db, r, parsed.data, search.index()));
   });
   app.get("/runs/:run/trajectories/:rollout", (c) => {
     const r = run(c);
@@ -231,6 +259,7 @@ export function createApp(dbPath: string, options: AppOptions = {}): VizApp {
     db,
     close: () => {
       replays.abortAll();
+      search.close();
       db.$client.close();
     },
   });

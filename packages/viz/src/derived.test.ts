@@ -1,6 +1,12 @@
 import { expect, test } from "bun:test";
 import type { EvalRolloutRow } from "@air/logger-sqlite";
-import { advantageHeatmap, passAtKEstimate, passAtKOverSteps } from "./derived.ts";
+import {
+  advantageHeatmap,
+  passAtKEstimate,
+  passAtKOverSteps,
+  percentileHeatmap,
+  percentilesOf,
+} from "./derived.ts";
 
 test("pass@k estimate: Chen et al.'s unbiased estimator", () => {
   expect(passAtKEstimate(4, 0, 1)).toBe(0);
@@ -61,4 +67,38 @@ test("advantage heatmap: shared bins, each step's column sums to 1, tails in the
   expect(map.share[1]![3]).toBeCloseTo(0.25, 12);
   expect(map.quantiles.p50).toEqual([0, 0]);
   expect(advantageHeatmap(new Map([[3, [0, 0]]]), 2).edges).toEqual([-0.5, 0, 0.5]);
+});
+
+test("the heatmap from per-step percentiles (what the store keeps) is within 2 points of the one from every value", () => {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const values = new Map<number, number[]>();
+  for (let step = 0; step < 6; step++) {
+    // GRPO-like: a share of exact zeros (groups without reward variance), the rest spread, one wide step.
+    const list = Array.from({ length: 200 + step * 150 }, (_, i) =>
+      i % 5 === 0 ? 0 : (random() * 2 - 1) * (step === 3 ? 4 : 1),
+    );
+    values.set(
+      step,
+      list.sort((a, b) => a - b),
+    );
+  }
+  const exact = advantageHeatmap(values);
+  const fromPercentiles = percentileHeatmap(
+    new Map([...values].map(([step, list]) => [step, { n: list.length, q: percentilesOf(list) }])),
+  );
+  expect(fromPercentiles.steps).toEqual(exact.steps);
+  expect(fromPercentiles.quantiles.p50).toEqual(exact.quantiles.p50);
+  for (const [i, edge] of exact.edges.entries())
+    expect(Math.abs(fromPercentiles.edges[i]! - edge)).toBeLessThan(0.05);
+  let worst = 0;
+  for (const [i, column] of exact.share.entries()) {
+    expect(fromPercentiles.share[i]!.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    for (const [j, share] of column.entries())
+      worst = Math.max(worst, Math.abs(fromPercentiles.share[i]![j]! - share));
+  }
+  expect(worst).toBeLessThan(0.02);
 });

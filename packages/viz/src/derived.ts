@@ -100,3 +100,76 @@ export function advantageHeatmap(byStep: Map<number, number[]>, bins = 24): Heat
   }
   return { steps, edges, share, quantiles };
 }
+
+/** A step's advantages summarized as percentiles: `q[k]` is the k-th percentile (k = 0…100) of `n` values. */
+export interface Percentiles {
+  n: number;
+  q: number[];
+}
+
+/** The share of a step's values below `x`, read off its percentiles (linear between them). */
+function shareBelow(p: number[], x: number): number {
+  const last = p.length - 1;
+  if (x <= p[0]!) return 0;
+  if (x > p[last]!) return 1;
+  let k = 0;
+  while (k < last && p[k + 1]! < x) k++;
+  const lo = p[k]!;
+  const hi = p[k + 1]!;
+  return (k + (hi > lo ? (x - lo) / (hi - lo) : 1)) / last;
+}
+
+/**
+ * `advantageHeatmap` from each step's percentiles instead of its values (what the store keeps per step, so the
+ * run page reads 101 rows a step, not every sample): the shared bins span the 1st to 99th percentile of the
+ * pooled percentiles (each weighted by its step's count), a bin's share is read off the step's percentiles, and
+ * the quantile lines are the step's 10th, 50th and 90th percentiles. Shares are within about 1 percentage point
+ * of `advantageHeatmap` over the values (tested).
+ * @example percentileHeatmap(new Map([[0, { n: 3, q: percentilesOf([-1, 0, 1]) }]]), 4)
+ */
+export function percentileHeatmap(byStep: Map<number, Percentiles>, bins = 24): Heatmap {
+  const steps = [...byStep.keys()].sort((a, b) => a - b);
+  const pool = steps
+    .flatMap((s) => {
+      const { n, q } = byStep.get(s)!;
+      return q.map((v) => [v, n / q.length] as const);
+    })
+    .sort((a, b) => a[0] - b[0]);
+  const weight = pool.reduce((a, p) => a + p[1], 0);
+  const at = (share: number): number => {
+    let seen = 0;
+    for (const [v, w] of pool) {
+      seen += w;
+      if (seen >= share * weight) return v;
+    }
+    return pool.at(-1)?.[0] ?? 0;
+  };
+  let lo = at(0.01);
+  let hi = at(0.99);
+  if (!(hi > lo)) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  const width = (hi - lo) / bins;
+  const edges = Array.from({ length: bins + 1 }, (_, i) => lo + i * width);
+  const share: number[][] = [];
+  const quantiles: Record<string, number[]> = { p10: [], p50: [], p90: [] };
+  for (const step of steps) {
+    const { q } = byStep.get(step)!;
+    const below = edges.map((e, i) => (i === 0 ? 0 : i === bins ? 1 : shareBelow(q, e)));
+    share.push(Array.from({ length: bins }, (_, j) => below[j + 1]! - below[j]!));
+    quantiles.p10!.push(q[10]!);
+    quantiles.p50!.push(q[50]!);
+    quantiles.p90!.push(q[90]!);
+  }
+  return { steps, edges, share, quantiles };
+}
+
+/**
+ * The percentiles 0…100 of `values` (linear between the nearest ranks), as the store computes them per step.
+ * @example percentilesOf([0, 10])[50] // 5
+ */
+export function percentilesOf(values: number[]): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Array.from({ length: 101 }, (_, k) => quantile(sorted, k / 100));
+}

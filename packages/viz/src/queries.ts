@@ -1,20 +1,20 @@
 import {
-  episodeImprovements,
+  advantagePercentiles,
   evalRollouts,
+  improvementPoints,
   listRuns,
   metricRows,
   passAtK,
   type RunRecord,
   readEvaluationNoise,
   type StoreDb,
-  sampleAdvantages,
   stepRows,
   type TaskSummaryRow,
   taskScoresPerStep,
   trajectoryStepStats,
   turnErrorsPerStep,
 } from "@air/logger-sqlite/read";
-import { advantageHeatmap, type Heatmap, type Point, passAtKOverSteps } from "./derived.ts";
+import { type Heatmap, type Point, passAtKOverSteps, percentileHeatmap } from "./derived.ts";
 
 export type RunRow = RunRecord;
 export type { Point };
@@ -26,21 +26,6 @@ function push(out: Record<string, Point[]>, name: string, x: number, y: number |
   out[name] = list;
 }
 
-/** Averages points into at most `max` buckets so a 10k-episode chart stays light. */
-export function downsample(points: Point[], max: number): Point[] {
-  if (points.length <= max) return points;
-  const size = Math.ceil(points.length / max);
-  const out: Point[] = [];
-  for (let i = 0; i < points.length; i += size) {
-    const chunk = points.slice(i, i + size);
-    out.push([
-      chunk.reduce((a, p) => a + p[0], 0) / chunk.length,
-      chunk.reduce((a, p) => a + p[1], 0) / chunk.length,
-    ]);
-  }
-  return out;
-}
-
 /** What `/api/runs/:run/series` serves: every line series and the advantage heatmap. */
 export interface RunCharts {
   series: Record<string, Point[]>;
@@ -48,18 +33,13 @@ export interface RunCharts {
 }
 
 /**
- * Every chart of a run: `runSeries` and the advantage distribution per step (`advantageHeatmap` of the samples'
- * mean advantages).
+ * Every chart of a run: `runSeries` and the advantage distribution per step (`percentileHeatmap` of the
+ * stored per-step advantage percentiles).
  * @example const { series, heatmap } = runCharts(db, 1);
  */
 export function runCharts(db: StoreDb, runId: number): RunCharts {
-  const byStep = new Map<number, number[]>();
-  for (const r of sampleAdvantages(db, runId)) {
-    const list = byStep.get(r.step) ?? [];
-    list.push(r.advantage);
-    byStep.set(r.step, list);
-  }
-  return { series: runSeries(db, runId, byStep), heatmap: advantageHeatmap(byStep) };
+  const percentiles = advantagePercentiles(db, runId);
+  return { series: runSeries(db, runId, percentiles), heatmap: percentileHeatmap(percentiles) };
 }
 
 /**
@@ -70,7 +50,7 @@ export function runCharts(db: StoreDb, runId: number): RunCharts {
 export function runSeries(
   db: StoreDb,
   runId: number,
-  advantages?: Map<number, number[]>,
+  advantages?: Map<number, { n: number; q: number[] }>,
 ): Record<string, Point[]> {
   const out: Record<string, Point[]> = {};
   const stepMetrics = new Map<number, Record<string, number>>();
@@ -116,22 +96,12 @@ export function runSeries(
       push(out, "derived/turns_per_s", s.step, (s.turnCount * 1000) / (s.endedAt - begin));
     previousEnd = s.endedAt;
   }
-  const byStep = advantages ?? new Map<number, number[]>();
-  if (!advantages)
-    for (const r of sampleAdvantages(db, runId)) {
-      const list = byStep.get(r.step) ?? [];
-      list.push(r.advantage);
-      byStep.set(r.step, list);
-    }
-  const { steps, quantiles } = advantageHeatmap(byStep, 1);
-  for (const [name, values] of Object.entries(quantiles))
-    for (const [i, v] of values.entries()) push(out, `derived/advantage_${name}`, steps[i]!, v);
+  const byStep = advantages ?? advantagePercentiles(db, runId);
+  for (const [step, { q }] of [...byStep.entries()].sort((a, b) => a[0] - b[0]))
+    for (const k of [10, 50, 90]) push(out, `derived/advantage_p${k}`, step, q[k]);
   for (const [name, points] of Object.entries(passAtKOverSteps(evalRollouts(db, runId))))
     for (const [x, y] of points) push(out, `eval/${name}`, x, y);
-  out["derived/improvement_per_episode"] = downsample(
-    episodeImprovements(db, runId).map((improvement, i): Point => [i, improvement]),
-    1000,
-  );
+  out["derived/improvement_per_episode"] = improvementPoints(db, runId, 1000);
   for (const r of passAtK(db, runId)) {
     const k = Number(r.metric.slice(5));
     if (Number.isFinite(k)) push(out, `pass@k/${r.who}`, k, r.value);

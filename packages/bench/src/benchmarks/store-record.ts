@@ -37,6 +37,7 @@ export async function recordSteps(
   const bus = new EventBus();
   bus.onAll(recorder.hooks, "sqlite");
   let ms = 0;
+  let cpuMs = 0;
   let turns = 0;
   let changes = 0;
   try {
@@ -49,6 +50,7 @@ export async function recordSteps(
       });
       const batch = syntheticBatch(step, trajectories);
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       await bus.emit("step:start", { step, policyVersion: step });
       for (const t of trajectories) {
         const base = { rolloutId: t.id, exampleId: t.exampleId, task: t.task, groupId: t.groupId, step };
@@ -69,6 +71,8 @@ export async function recordSteps(
       await bus.emit("step:end", { step, trajectories, batch, metrics: batch.metrics, warnings: [] });
       recorder.writer.flush();
       ms += performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      cpuMs += (c.user + c.system) / 1000;
     }
     await bus.emit("run:end", { status: "completed", unsettled: [] });
     changes = changedRows(recorder.db.$client);
@@ -77,6 +81,7 @@ export async function recordSteps(
   }
   return {
     ms,
+    cpuMs,
     turns,
     flushShare: flushMs / ms,
     commitShare: writer.commitMs / ms,
@@ -94,6 +99,8 @@ function changedRows(client: Database): number {
 
 export interface Recorded {
   ms: number;
+  /** CPU time of this process over the same steps (user + system): on a shared machine, what the recording cost. */
+  cpuMs: number;
   turns: number;
   /** Share of the time spent in BatchWriter.flush (drizzle + SQLite), the rest is events and row building. */
   flushShare: number;

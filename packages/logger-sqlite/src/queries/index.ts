@@ -11,19 +11,21 @@ export {
   STALE_MS,
   type StatusTally,
 } from "./runs.ts";
+export { type EvalRolloutRow, evalRollouts, metricNames, metricRows, passAtK, stepRows } from "./series.ts";
+export { systemState } from "./system.ts";
+export { storedEvaluations } from "./tasks.ts";
 export {
-  type EvalRolloutRow,
-  episodeImprovements,
-  evalRollouts,
-  metricNames,
-  metricRows,
-  passAtK,
-  sampleAdvantages,
-  stepRows,
+  advantagePercentiles,
+  improvementPoints,
+  type TaskSummaryRow,
   taskScoresPerStep,
+  taskSummary,
   trajectoryStepStats,
   turnErrorsPerStep,
-} from "./series.ts";
-export { systemState } from "./system.ts";
-export { storedEvaluations, type TaskSummaryRow, taskSummary } from "./tasks.ts";
-export { listTrajectories, type TrajectoryFilter, type TrajectoryListRow } from "./trajectories.ts";
+} from "./totals.ts";
+export {
+  listTrajectories,
+  SEARCH_INDEX_CAP,
+  type TrajectoryFilter,
+  type TrajectoryListRow,
+} from "./trajectories.ts";

@@ -3,8 +3,7 @@ import { openStore, type StoreDb } from "../open.ts";
 import { metrics, runs, steps, trajectories, turns, warnings } from "../schema.ts";
 import { flatRewardRows } from "./flat.ts";
 import { getRun, listRuns, runStatus } from "./runs.ts";
-import { trajectoryStepStats, turnErrorsPerStep } from "./series.ts";
-import { taskSummary } from "./tasks.ts";
+import { taskSummary, trajectoryStepStats, turnErrorsPerStep } from "./totals.ts";
 import { listTrajectories } from "./trajectories.ts";
 
 type Trajectory = typeof trajectories.$inferInsert;

@@ -1,6 +1,6 @@
-import { and, asc, count, eq, isNotNull, like, ne, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, like, ne, type SQL, sql } from "drizzle-orm";
 import type { StoreDb } from "../open.ts";
-import { evaluations, metrics, samples, steps, trajectories, turns } from "../schema.ts";
+import { evaluations, metrics, steps, trajectories } from "../schema.ts";
 
 /** Rollouts trained on: a periodic evaluation's rollouts (split "eval") stay out of training stats. */
 export const training = eq(trajectories.split, "train");
@@ -36,73 +36,9 @@ export function metricNames(db: StoreDb, runId: number) {
     .all();
 }
 
-/**
- * Per step, over the run's finished training trajectories (not eval rollouts): how many, the share that validated, how many failed and
- * the mean turn count.
- * @example const [first] = trajectoryStepStats(db, 1); first?.validateRate;
- */
-export function trajectoryStepStats(db: StoreDb, runId: number) {
-  return db
-    .select({
-      step: trajectories.step,
-      count: count(),
-      validateRate: mean(trajectories.validated),
-      failed: countWhere(sql`${trajectories.status} = 'failed'`),
-      turns: mean(trajectories.turnCount),
-    })
-    .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), training, ne(trajectories.status, "running")))
-    .groupBy(trajectories.step)
-    .orderBy(asc(trajectories.step))
-    .all();
-}
-
 /** A tool error that reads as a timeout. */
 export const timedOut = (column: SQL | { getSQL(): SQL }) =>
   sql`(${column} LIKE '%timeout%' OR ${column} LIKE '%timed out%')`;
-
-/**
- * Per step (of the training trajectory), how many turns had a format, tool or evaluation error or a timed-out command.
- * @example turnErrorsPerStep(db, 1).map((r) => [r.step, r.parse]);
- */
-export function turnErrorsPerStep(db: StoreDb, runId: number) {
-  return db
-    .select({
-      step: trajectories.step,
-      parse: countWhere(isNotNull(turns.parseError)),
-      tool: countWhere(isNotNull(turns.toolError)),
-      evaluation: countWhere(isNotNull(turns.evaluationError)),
-      timeouts: countWhere(timedOut(turns.toolError)),
-    })
-    .from(turns)
-    .innerJoin(
-      trajectories,
-      and(eq(trajectories.runId, turns.runId), eq(trajectories.rolloutId, turns.rolloutId)),
-    )
-    .where(and(eq(turns.runId, runId), training))
-    .groupBy(trajectories.step)
-    .orderBy(asc(trajectories.step))
-    .all();
-}
-
-/**
- * Per step and task, the mean final and baseline score of finished training trajectories.
- * @example taskScoresPerStep(db, 1).filter((r) => r.task === "titanic");
- */
-export function taskScoresPerStep(db: StoreDb, runId: number) {
-  return db
-    .select({
-      step: trajectories.step,
-      task: trajectories.task,
-      finalScore: mean(trajectories.finalScore),
-      baselineScore: mean(trajectories.baselineScore),
-    })
-    .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), training, ne(trajectories.status, "running")))
-    .groupBy(trajectories.step, trajectories.task)
-    .orderBy(asc(trajectories.step))
-    .all();
-}
 
 /**
  * A run's step rows (start/end times, counts), in step order.
@@ -110,33 +46,6 @@ export function taskScoresPerStep(db: StoreDb, runId: number) {
  */
 export function stepRows(db: StoreDb, runId: number) {
   return db.select().from(steps).where(eq(steps.runId, runId)).orderBy(asc(steps.step)).all();
-}
-
-/**
- * Every training sample's mean advantage, by step then value (for per-step quantiles).
- * @example const values = sampleAdvantages(db, 1).filter((s) => s.step === 3).map((s) => s.advantage);
- */
-export function sampleAdvantages(db: StoreDb, runId: number) {
-  return db
-    .select({ step: samples.step, advantage: samples.advantageMean })
-    .from(samples)
-    .where(eq(samples.runId, runId))
-    .orderBy(asc(samples.step), asc(samples.advantageMean))
-    .all();
-}
-
-/**
- * The improvement of every training trajectory that has one, in recording order (one point per episode).
- * @example episodeImprovements(db, 1).at(-1);
- */
-export function episodeImprovements(db: StoreDb, runId: number): number[] {
-  return db
-    .select({ improvement: trajectories.improvement })
-    .from(trajectories)
-    .where(and(eq(trajectories.runId, runId), training, isNotNull(trajectories.improvement)))
-    .orderBy(asc(trajectories.id))
-    .all()
-    .flatMap((r) => (r.improvement === null ? [] : [r.improvement]));
 }
 
 /**

@@ -2,6 +2,7 @@ import { and, count, desc, eq, exists, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { StoreDb } from "../open.ts";
 import { trajectories, turns } from "../schema.ts";
+import type { SearchHits, SearchIndex } from "../search.ts";
 
 /** Which trajectories of a run to list, and how (the dashboard's list filters). */
 export interface TrajectoryFilter {
@@ -30,8 +31,59 @@ const SORT_COLUMNS: Record<Exclude<TrajectoryFilter["sort"], "step">, SQLiteColu
 const likeEscaped = (column: SQLiteColumn, pattern: string): SQL =>
   sql`${column} LIKE ${pattern} ESCAPE '\\'`;
 
-function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | undefined {
-  const where: Array<SQL | undefined> = [eq(trajectories.runId, runId)];
+/** The trajectory's own text or any of its turns' holds the pattern: a scan in list order (no index). */
+function scannedMatch(db: StoreDb, pattern: string): SQL | undefined {
+  const inTurns = db
+    .select({ one: sql`1` })
+    .from(turns)
+    .where(
+      and(
+        eq(turns.runId, trajectories.runId),
+        eq(turns.rolloutId, trajectories.rolloutId),
+        or(
+          likeEscaped(turns.completion, pattern),
+          likeEscaped(turns.command, pattern),
+          likeEscaped(turns.observation, pattern),
+        ),
+      ),
+    );
+  return or(
+    likeEscaped(trajectories.rolloutId, pattern),
+    likeEscaped(trajectories.task, pattern),
+    likeEscaped(trajectories.exampleId, pattern),
+    likeEscaped(trajectories.error, pattern),
+    exists(inTurns),
+  );
+}
+
+/**
+ * The same match through the search index (`SearchIndex.hits`): the index's candidates and the rows past its
+ * watermarks, each checked with LIKE, and errors through their partial index — O(candidates), not O(rows).
+ */
+function indexedMatch(runId: number, pattern: string, hits: SearchHits): SQL {
+  const like = (column: string) => sql`${sql.raw(column)} LIKE ${pattern} ESCAPE '\\'`;
+  const own = sql`(${like("rollout_id")} OR ${like("task")} OR ${like("example_id")})`;
+  const text = sql`(${like("u.completion")} OR ${like("u.command")} OR ${like("u.observation")})`;
+  const turnsOf = sql`SELECT t.id FROM turns u JOIN trajectories t ON t.run_id = u.run_id AND t.rollout_id = u.rollout_id`;
+  // `+run_id` keeps SQLite off the (run_id, …) indexes here: each part is driven by its ids or rowid range.
+  return sql`${trajectories.id} IN (
+    SELECT id FROM trajectories WHERE id IN (SELECT value FROM json_each(${JSON.stringify(hits.trajectoryIds)})) AND +run_id = ${runId} AND ${own}
+    UNION SELECT id FROM trajectories WHERE id > ${hits.trajectoriesAfter} AND +run_id = ${runId} AND ${own}
+    UNION SELECT id FROM trajectories WHERE run_id = ${runId} AND error IS NOT NULL AND ${like("error")}
+    UNION ${turnsOf} WHERE u.rowid IN (SELECT value FROM json_each(${JSON.stringify(hits.turnRowids)})) AND +u.run_id = ${runId} AND ${text}
+    UNION ${turnsOf} WHERE u.rowid > ${hits.turnsAfter} AND +u.run_id = ${runId} AND ${text})`;
+}
+
+function conditions(
+  db: StoreDb,
+  runId: number,
+  f: TrajectoryFilter,
+  hits?: SearchHits | null,
+): SQL | undefined {
+  // With the index's hits the matched ids drive the query (`+run_id`: not a (run_id, …) index scan).
+  const where: Array<SQL | undefined> = [
+    hits ? sql`+${trajectories.runId} = ${runId}` : eq(trajectories.runId, runId),
+  ];
   if (f.task) where.push(eq(trajectories.task, f.task));
   if (f.step !== undefined) where.push(eq(trajectories.step, f.step));
   if (f.status) where.push(eq(trajectories.status, f.status));
@@ -44,29 +96,7 @@ function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | unde
     );
   if (f.q) {
     const pattern = `%${f.q.replace(/[%_\\]/g, (m) => `\\${m}`)}%`;
-    const inTurns = db
-      .select({ one: sql`1` })
-      .from(turns)
-      .where(
-        and(
-          eq(turns.runId, trajectories.runId),
-          eq(turns.rolloutId, trajectories.rolloutId),
-          or(
-            likeEscaped(turns.completion, pattern),
-            likeEscaped(turns.command, pattern),
-            likeEscaped(turns.observation, pattern),
-          ),
-        ),
-      );
-    where.push(
-      or(
-        likeEscaped(trajectories.rolloutId, pattern),
-        likeEscaped(trajectories.task, pattern),
-        likeEscaped(trajectories.exampleId, pattern),
-        likeEscaped(trajectories.error, pattern),
-        exists(inTurns),
-      ),
-    );
+    where.push(hits ? indexedMatch(runId, pattern, hits) : scannedMatch(db, pattern));
   }
   return and(...where);
 }
@@ -77,8 +107,14 @@ function conditions(db: StoreDb, runId: number, f: TrajectoryFilter): SQL | unde
  * LIMIT/OFFSET over indexed columns, so 10k rollouts page quickly.
  * @example const { rows, total, pages } = listTrajectories(db, 1, { page: 1, per: 50, sort: "step", task: "titanic" });
  */
-export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryFilter) {
-  const where = conditions(db, runId, filter);
+export function listTrajectories(
+  db: StoreDb,
+  runId: number,
+  filter: TrajectoryFilter,
+  index?: SearchIndex | null,
+) {
+  const hits = filter.q && index ? index.hits(filter.q, SEARCH_INDEX_CAP) : null;
+  const where = conditions(db, runId, filter, hits);
   // The recorder writes turn_count when a rollout ends; a running one shows the turns stored so far.
   const storedTurns = db.$count(
     turns,
@@ -123,6 +159,12 @@ export function listTrajectories(db: StoreDb, runId: number, filter: TrajectoryF
   const capped = filter.q !== undefined && total >= SEARCH_COUNT_LIMIT;
   return { total, capped, rows, tasks, pages: Math.max(1, Math.ceil(total / filter.per)) };
 }
+
+/**
+ * Most turns (or trajectories) the index may name for a term before a search scans in list order instead: a
+ * term that common fills a page from the first rows it reads.
+ */
+export const SEARCH_INDEX_CAP = 5000;
 
 /** Most matches a search counts (the list then says "at least"). */
 export const SEARCH_COUNT_LIMIT = 1000;

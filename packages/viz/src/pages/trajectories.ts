@@ -1,4 +1,4 @@
-import { listTrajectories, type StoreDb, treeGroupIds } from "@air/logger-sqlite/read";
+import { listTrajectories, type SearchIndex, type StoreDb, treeGroupIds } from "@air/logger-sqlite/read";
 import { html } from "hono/html";
 import { type Html, layout, num, runNav } from "../html.ts";
 import type { RunRow } from "../queries.ts";
@@ -14,8 +14,13 @@ function href(runId: number, query: TrajectoryQuery, page: number): string {
 }
 
 /** The trajectory list: filters, search, pagination, a compare form; a tree rollout's nodes link to their tree. */
-export function trajectoriesPage(db: StoreDb, run: RunRow, query: TrajectoryQuery): Html {
-  const { total, capped, rows, tasks, pages } = listTrajectories(db, run.id, query);
+export function trajectoriesPage(
+  db: StoreDb,
+  run: RunRow,
+  query: TrajectoryQuery,
+  index?: SearchIndex | null,
+): Html {
+  const { total, capped, rows, tasks, pages } = listTrajectories(db, run.id, query, index);
   const trees = treeGroupIds(
     db,
     run.id,
