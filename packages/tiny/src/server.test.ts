@@ -175,6 +175,16 @@ describe("tiny server routes", () => {
     expect((await post("/v1/load_lora_adapter", { lora_name: "a" })).status).toBe(400);
   });
 
+  test("a request naming a model the server does not serve is a 404, in vLLM's words", async () => {
+    const missing = await post("/v1/chat/completions", { model: "other", messages: MESSAGES });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({
+      error: { message: "The model `other` does not exist.", type: "NotFoundError", param: null, code: 404 },
+    });
+    const { model: _, ...unnamed } = { model: "", messages: MESSAGES };
+    expect((await post("/v1/chat/completions", unnamed)).status).toBe(200);
+  });
+
   test("unseeded requests: the same requests give the same completions in any order", async () => {
     writeTinyConfig(join(dir, "order.json"), { port: 0, commands: COMMANDS, seed: 3 });
     const servers = await Promise.all(

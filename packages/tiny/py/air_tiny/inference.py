@@ -186,6 +186,8 @@ def make_handler(state):
                         return self.error(400, "messages must be a list")
                     if body.get("n", 1) != 1:
                         return self.error(400, "tiny supports n = 1 only")
+                    if body.get("model") and body["model"] not in state.model_names:  # vLLM's check, same words
+                        return self.error(404, f"The model `{body['model']}` does not exist.")
                     self.send_json(200, chat_response(state, body))
                 elif path == "/tokenize":
                     tokens = state.prompt_ids(body)
