@@ -294,3 +294,59 @@ test("a tree rollout in Chromium: from the list to the tree, a leaf, its parent 
     await treeServer.stop();
   }
 }, 90_000);
+
+test("flagged turns in Chromium: the list's 'flagged only' filter, the page's red highlight and turn filter", async () => {
+  const turn = (() => {
+    const db = openStore(dbPath);
+    try {
+      return db.$client
+        .query(
+          "SELECT rollout_id AS rolloutId, idx, info_json AS info FROM turns WHERE run_id = 1 AND idx = 1 LIMIT 1",
+        )
+        .get() as { rolloutId: string; idx: number; info: string | null };
+    } finally {
+      db.$client.close();
+    }
+  })();
+  const setInfo = (info: string | null) =>
+    write((db) =>
+      db.$client.run("UPDATE turns SET info_json = ? WHERE run_id = 1 AND rollout_id = ? AND idx = ?", [
+        info,
+        turn.rolloutId,
+        turn.idx,
+      ]),
+    );
+  setInfo('{"tamper":["writes-evaluation-file"]}');
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.setDefaultTimeout(15_000);
+  try {
+    await page.goto(`${server!.url}runs/1/trajectories`);
+    await page.check("input[name=flagged]");
+    await page.click("form.filters button");
+    await page.waitForURL(/flagged=yes/);
+    expect(await page.locator("table.trajectories tbody tr").count()).toBe(1);
+    expect(await page.locator("table.trajectories tbody tr.flagged a").first().textContent()).toBe(
+      turn.rolloutId,
+    );
+    await page.click("table.trajectories tbody tr.flagged a");
+    await page.waitForSelector("section.turn.tampered");
+    const style = await page
+      .locator("section.turn.tampered")
+      .evaluate((e) => [getComputedStyle(e).borderLeftColor, getComputedStyle(e).backgroundColor]);
+    expect(style).toEqual(["rgb(220, 38, 38)", "rgb(254, 242, 242)"]);
+    const all = await page.locator("section.turn:visible").count();
+    expect(all).toBeGreaterThan(1);
+    await page.check("#only-flagged");
+    expect(await page.locator("section.turn:visible").count()).toBe(1);
+    expect(await page.locator("section.turn:visible").getAttribute("data-turn")).toBe(String(turn.idx));
+    await page.uncheck("#only-flagged");
+    expect(await page.locator("section.turn:visible").count()).toBe(all);
+    await page.screenshot({ path: join(OUTPUT, "viz-flagged.png"), fullPage: true });
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+    setInfo(turn.info);
+  }
+}, 60_000);
