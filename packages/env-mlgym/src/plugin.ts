@@ -84,7 +84,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const useMlgymTools = config.aci === "mlgym" || (config.aci === "auto" && isMlgymCheckout(root));
   const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
-  const noise = recordedNoise(ctx.runDir);
+  const noise = recordedNoise(ctx.runDir, (message) => ctx.log.warn(message));
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore, recordAudits } from "@air/logger-sqlite";
 import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
 import { mlgymConfigSchema } from "./config.ts";
+import { recordedNoise } from "./noise.ts";
 import { createMlgymEnvironment } from "./plugin.ts";
 import { JUMP_NOISE_SIGMAS, jumpThreshold, tamperContext, tamperFlags } from "./tamper.ts";
 import { loadTask } from "./task.ts";
@@ -48,6 +49,16 @@ describe("tamper flags", () => {
     const noisy = tamperContext(task, 0.1);
     expect(tamperFlags(noisy, { scores: { Score: 4.5 } })).toEqual(["score-jump"]);
     expect(tamperFlags(noisy, { scores: { Score: 4 } })).toEqual([]);
+  });
+
+  test("the recorded noise: none without a store, a warning (not a failure) for a store that is not air's yet", () => {
+    const ctx = testContext("noise");
+    const warnings: string[] = [];
+    expect(recordedNoise(ctx.runDir, (m) => warnings.push(m))).toEqual({});
+    writeFileSync(join(ctx.runDir, "air.db"), "");
+    expect(recordedNoise(ctx.runDir, (m) => warnings.push(m))).toEqual({});
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("not an air run store");
   });
 
   test("each kind of tampering is flagged", async () => {
