@@ -133,41 +133,6 @@ describe("pages", () => {
     expectEscaped((await get("/runs/1/trajectories?q=%3Cscript%3E")).text);
   });
 
-  test("flagged turns: the list filters and marks their trajectories, the page highlights them", async () => {
-    const writer = openStore(dbPath);
-    const first = writer.select().from(tables.turns).limit(2).all();
-    const [a, b] = first as [(typeof first)[number], (typeof first)[number]];
-    const setInfo = (t: typeof a, info: string | null) =>
-      writer.$client.run("UPDATE turns SET info_json = ? WHERE run_id = ? AND rollout_id = ? AND idx = ?", [
-        info,
-        t.runId,
-        t.rolloutId,
-        t.idx,
-      ]);
-    setInfo(a, '{"tamper":["metric-json","score-jump"]}');
-    setInfo(b, '{"tamper":[]}'); // an empty list is no flag
-    try {
-      const list = await get("/runs/1/trajectories?flagged=yes");
-      expect(list.text).toContain("1 trajectories");
-      expect(list.text).toContain(`>${a.rolloutId}</a>`);
-      expect(list.text).toMatch(/<tr class="status-\w+ flagged">/);
-      expect(list.text).toContain('<span class="flag">1</span>');
-      expect(list.text).toContain('name="flagged" value="yes" checked');
-      const all = await get("/runs/1/trajectories");
-      expect(all.text).toContain("12 trajectories");
-      expect(all.text.match(/ flagged">/g)).toHaveLength(1);
-      const page = await get(`/runs/1/trajectories/${encodeURIComponent(a.rolloutId)}`);
-      expect(page.text.match(/class="turn[^"]* tampered"/g)).toHaveLength(1);
-      expect(page.text).toContain("tamper: metric-json, score-jump");
-      expect(page.text).toContain("only flagged turns (1)");
-      expect((await get("/runs/1/trajectories?flagged=no")).status).toBe(400);
-    } finally {
-      setInfo(a, a.infoJson);
-      setInfo(b, b.infoJson);
-      writer.$client.close();
-    }
-  });
-
   test("trajectory viewer shows every turn, escaped", async () => {
     const r = await get("/runs/1/trajectories/s0-r1");
     expect(r.status).toBe(200);

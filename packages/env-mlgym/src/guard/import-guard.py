@@ -18,7 +18,7 @@ GUARD_EXIT = 86
 MAX_MESSAGE = 64 << 20
 FAST = {type(None), bool, int, float, str}
 
-# guard.ts defines PLAIN_SOURCE (plain.py: `plain`, `dumps`) and HOST_SOURCE (host.py) before this text.
+# guard.ts defines PLAIN_SOURCE (plain.py: `plain`, `dumps`, `checked`) and HOST_SOURCE (host.py) before this text.
 exec(PLAIN_SOURCE)
 HOST = PLAIN_SOURCE + HOST_SOURCE
 
@@ -30,24 +30,6 @@ def fail(message):
     finally:
         stop_host()
         os._exit(GUARD_EXIT)
-
-
-def checked(value, depth=0):
-    """`value` when it holds only plain data (a reply is the agent's: marshal may build code objects)."""
-    if depth > 100:
-        raise ValueError("nested too deeply")
-    if type(value) in PLAIN:
-        return value
-    if type(value) in (list, tuple, set, frozenset):
-        for v in value:
-            checked(v, depth + 1)
-        return value
-    if type(value) is dict:
-        for k, v in value.items():
-            checked(k, depth + 1)
-            checked(v, depth + 1)
-        return value
-    raise ValueError(f"a {type(value).__name__}")
 
 
 class Host:
