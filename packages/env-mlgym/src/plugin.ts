@@ -15,6 +15,7 @@ import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
+import { recordedNoise } from "./noise.ts";
 import { MlgymSession, type SessionSnapshot } from "./session.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
@@ -83,6 +84,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const useMlgymTools = config.aci === "mlgym" || (config.aci === "auto" && isMlgymCheckout(root));
   const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
+  const noise = recordedNoise(ctx.runDir, (message) => ctx.log.warn(message));
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {
@@ -123,6 +125,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
           config,
           python,
           mlgymAgent,
+          noise: noise[entry.task.id],
           reopen,
         });
         if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);

@@ -45,6 +45,8 @@ export interface SessionOptions {
   maxOpenChars?: number;
   /** `env.aci = "mlgym"`: the agent config and tools read from the MLGym checkout (else air's own commands). */
   mlgymAgent?: MlgymAgent;
+  /** The task's evaluation noise from the run store's latest audit (feeds the `score-jump` tamper flag). */
+  noise?: number;
   /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
   reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
 }
@@ -69,6 +71,8 @@ export class MlgymSession implements EnvSession {
   private readonly tools?: MlgymToolsShell;
   private toolsOpenFile = "n/a";
   private readonly tamper: TamperContext;
+  /** The episode's previous priority score (a `score-jump` is measured from it; the baseline before the first). */
+  private lastScore: number | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -86,12 +90,22 @@ export class MlgymSession implements EnvSession {
     this.trainingCommand = timeouts.trainingCommand;
     this.commandTimeoutS = timeouts.commandTimeoutS;
     if (options.mlgymAgent) this.tools = new MlgymToolsShell(sandbox, options.mlgymAgent);
-    this.tamper = tamperContext(task);
+    this.tamper = tamperContext(task, options.noise);
   }
 
   /** `result` with the turn's tamper flags in `info.tamper` (none: unchanged). */
   private flagged(command: string | undefined, result: StepResult): StepResult {
-    const flags = tamperFlags(this.tamper, { command, scores: result.scores });
+    const flags = tamperFlags(this.tamper, {
+      command,
+      scores: result.scores,
+      reference: this.lastScore,
+    });
+    const score = result.scores
+      ? Object.entries(result.scores).find(
+          ([k]) => k.toLowerCase() === this.tamper.priority.metric.toLowerCase(),
+        )?.[1]
+      : undefined;
+    if (score !== undefined && Number.isFinite(score)) this.lastScore = score;
     const open = basename(this.tools ? this.toolsOpenFile : (this.editor.state.file ?? ""));
     const edits =
       /^\s*(?:edit|insert|append)\b/.test(command ?? "") && this.tamper.evaluationFiles.includes(open);

@@ -44,9 +44,18 @@ export async function cleanOutputDir(outputDir: string, graceMs = 10_000): Promi
   return { actions };
 }
 
+/** The run's replay dirs (`<run dir>/replays/*`), each the run dir (and container label) of one replay. */
+function replayDirs(runDir: string): string[] {
+  const root = join(runDir, "replays");
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join(root, e.name));
+}
+
 /**
  * Stops what one run left behind: the launcher and child process groups in its pid file, processes carrying its
- * `AIR_RUN_DIR` marker, and containers labelled with its run dir; then removes the pid file. Used by `rl clean`
+ * `AIR_RUN_DIR` marker, and containers labelled with its run dir or one of its replay dirs; then removes the pid file. Used by `rl clean`
  * and by the run's reaper when the launcher died.
  * @example const actions = await cleanRunDir("/abs/outputs/quickstart");
  */
@@ -79,6 +88,11 @@ export async function cleanRunDir(dir: string, graceMs = 10_000): Promise<string
     actions.push(`killed stray process ${p.pid} (${p.comm}) of ${runDir}`);
   const ids = await removeRunContainers(runDir);
   for (const id of ids) actions.push(`removed container ${id.slice(0, 12)} of ${runDir}`);
+  // `bun run replay` (and the dashboard's Replay) run the env with `<run dir>/replays/<rollout>-<time>` as its run
+  // dir, so their containers carry that label; a replay killed with -9 left them.
+  for (const replayDir of replayDirs(runDir))
+    for (const id of await removeRunContainers(replayDir))
+      actions.push(`removed container ${id.slice(0, 12)} of replay ${replayDir}`);
   if (file) {
     removePidFile(runDir);
     actions.push(`removed pid file of ${runDir}`);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { listTrajectories, openStoreReadOnly, readTrajectory } from "@air/logger-sqlite/read";
 import type { ReplayReport } from "./replay.ts";
-import { NOISY_ROOT, REPO, replayCli, scriptedRun } from "./test-runs.ts";
+import { BINS, NOISY_ROOT, REPO, replayCli, scriptedRun } from "./test-runs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-replay-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,8 +103,9 @@ describe("replay of a nondeterministic task (fixture noisyScore: the evaluator p
 });
 
 describe("replay on the docker runtime", () => {
-  test("reproduces a stored apartmentRent trajectory and leaves no container of the replay behind", async () => {
-    const runDir = scriptedRun({
+  let runDir = "";
+  beforeAll(() => {
+    runDir = scriptedRun({
       dir,
       name: "docker",
       mlgymRoot: REPO,
@@ -113,6 +114,9 @@ describe("replay on the docker runtime", () => {
       maxTurns: 2,
       runtime: "docker",
     });
+  }, 240_000);
+
+  test("reproduces a stored apartmentRent trajectory and leaves no container of the replay behind", async () => {
     const [first] = stored(runDir);
     const r = replayCli([runDir, first!.trajectory.rolloutId, "--times", "2"]);
     expect(r.code).toBe(0);
@@ -122,5 +126,59 @@ describe("replay on the docker runtime", () => {
     const left = Bun.spawnSync(["docker", "ps", "-aq", "--filter", `label=air.run=${rep.replayDir}`]);
     expect(left.exitCode).toBe(0);
     expect(left.stdout.toString().trim()).toBe("");
+  }, 480_000);
+
+  test("a replay killed with -9 leaves its containers; `rl clean` on the output dir removes them", async () => {
+    const [first] = stored(runDir);
+    const prefix = join(runDir, "replays");
+    /** Ids of air's containers whose run label is one of this run's replay dirs. */
+    const replayContainers = () =>
+      Bun.spawnSync([
+        "docker",
+        "ps",
+        "-a",
+        "--filter",
+        "label=air.managed=true",
+        "--format",
+        '{{.ID}} {{.Label "air.run"}}',
+      ])
+        .stdout.toString()
+        .split("\n")
+        .filter((line) => line.split(" ")[1]?.startsWith(`${prefix}/`))
+        .map((line) => line.split(" ")[0]);
+    const child = Bun.spawn(
+      ["bun", join(BINS, "replay.ts"), runDir, first!.trajectory.rolloutId, "--times", "2"],
+      {
+        stdout: "ignore",
+        stderr: "ignore",
+      },
+    );
+    try {
+      const deadline = Date.now() + 120_000;
+      while (replayContainers().length === 0) {
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`no replay container appeared in 120 s (replay exit ${child.exitCode})`);
+        await Bun.sleep(200);
+      }
+    } finally {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+    await Bun.sleep(1000); // a container the engine was still creating when the replay died
+    try {
+      expect(replayContainers().length).toBeGreaterThan(0);
+      const clean = Bun.spawnSync(["bun", join(BINS, "rl.ts"), "clean", dirname(runDir)], {
+        stdout: "pipe",
+        stderr: "pipe",
+        timeout: 120_000,
+      });
+      expect(clean.exitCode).toBe(0);
+      expect(clean.stdout.toString() + clean.stderr.toString()).toContain("of replay");
+      expect(replayContainers()).toEqual([]);
+    } finally {
+      // When the sweep failed, remove what it left by id (the test made them), so a failure leaks nothing.
+      const left = replayContainers();
+      if (left.length > 0) Bun.spawnSync(["docker", "rm", "-f", ...(left as string[])]);
+    }
   }, 480_000);
 });

@@ -10,6 +10,7 @@ export const trajectoryQuery = z
     status: z.enum(["running", "done", "failed"]).optional(),
     validated: z.enum(["yes", "no"]).optional(),
     q: z.string().max(200).optional(),
+    flagged: z.enum(["yes"]).optional(),
     sort: z.enum(["step", "reward", "improvement", "final_score"]).default("step"),
   })
   .strict();

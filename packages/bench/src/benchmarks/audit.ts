@@ -157,7 +157,7 @@ export async function auditBenchmark(options: BenchOptions): Promise<BenchReport
     tables: [
       {
         title: "import guard: evaluation time (median s)",
-        headers: ["game", "plain", "guarded", "ratio", "repeats"],
+        headers: guard.headers,
         rows: guard.rows,
       },
       {
@@ -179,7 +179,7 @@ export async function auditBenchmark(options: BenchOptions): Promise<BenchReport
       "Import guard: each game evaluation run on the host with /usr/bin/python3, plain (`python evaluate.py`, the " +
         "agent's strategy imported in the evaluator's process, as MLGym does) and under air's import guard (the " +
         "strategy in a separate confined process, one pipe round trip per call), alternated; medians. The " +
-        "guard's cost is a fixed ~0.1 s (a second interpreter) plus one round trip (~15–30 µs here) per call of " +
+        "guard's cost is a fixed ~0.1 s (a second interpreter) plus one round trip (~15–50 µs here) per call of " +
         "the agent's function: MLGym's games call it 100000 times per evaluation.",
       "Each audit is the launcher end to end (`bun packages/launcher/src/bin/audit.ts`, config loading, the env's " +
         "task bundles, one fresh bwrap sandbox per probe rollout) into a temp output dir. Per task: 3 baseline " +

@@ -54,4 +54,38 @@ describe("import guard", () => {
     });
     expect(out.stdout.trim()).toBe('{"ok": true, "n": true, "move": "int"}');
   });
+
+  test("the agent's function sees exactly the evaluator's history at every call, whatever either side does to it", async () => {
+    // The evaluator changes its history every way it can between calls; the agent's function returns repr() of
+    // what it got (and then mutates it, which must not leak into the next call).
+    const out = await guarded({
+      "evaluate.py": [
+        "import json",
+        "from strategy import seen",
+        "h, bad, calls = [], [], []",
+        "def check(*extra):",
+        "    got = seen(h, *extra)",
+        "    calls.append(1)",
+        "    if got != repr(h): bad.append((got, repr(h)))",
+        "for i in range(30):",
+        "    check()",
+        "    h.append((i % 2, 1 - i % 2))",
+        "check(7)",
+        "h[3] = (True, 0)       # an equal item of another type, in place",
+        "check()",
+        "h.pop(); check()",
+        "h.append([1, 2]); check()  # a mutable item",
+        "h[-1].append(3); check()   # mutated in place",
+        "h[-1] = (5, 'x'); check()",
+        "h.append((6, None)); check()",
+        "h.clear(); check()",
+        "h.append((1.5, 2)); check()",
+        "print(json.dumps({'bad': bad, 'calls': len(calls)}))",
+      ].join("\n"),
+      "strategy.py":
+        "def seen(history, *extra):\n    r = repr(history)\n    history.append('junk')\n    if history[:1]: history[0] = 'junk'\n    return r\n",
+    });
+    expect(out.stderr).toBe("");
+    expect(JSON.parse(out.stdout)).toEqual({ bad: [], calls: 39 });
+  });
 });

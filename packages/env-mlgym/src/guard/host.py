@@ -7,20 +7,22 @@ rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
 
 buffer = bytearray()
 
-def read_exact(n):
+def recv():
+    """The next message: one read per message in the usual case (length prefix and body arrive together)."""
     global buffer
-    while len(buffer) < n:
-        b = os.read(rfd, max(n - len(buffer), 1 << 16))
+    while True:
+        if len(buffer) >= 4:
+            n = int.from_bytes(buffer[:4], "little")
+            if n > MAX_MESSAGE:
+                os._exit(0)
+            if len(buffer) >= 4 + n:
+                data = bytes(buffer[4 : 4 + n])
+                del buffer[: 4 + n]
+                return marshal.loads(data)
+        b = os.read(rfd, 1 << 16)
         if not b:
             os._exit(0)
         buffer += b
-    data = bytes(buffer[:n])
-    del buffer[:n]
-    return data
-
-def recv():
-    n = int.from_bytes(read_exact(4), "little")
-    return marshal.loads(read_exact(n))
 
 def send(message):
     data = dumps(message)

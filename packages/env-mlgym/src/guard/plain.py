@@ -32,3 +32,20 @@ def dumps(message):
     except ValueError:
         pass
     return marshal.dumps(plain(message))
+
+def checked(value, depth=0):
+    """`value` when it holds only plain data (a reply is the agent's: marshal may build code objects)."""
+    if depth > 100:
+        raise ValueError("nested too deeply")
+    if type(value) in PLAIN:
+        return value
+    if type(value) in (list, tuple, set, frozenset):
+        for v in value:
+            checked(v, depth + 1)
+        return value
+    if type(value) is dict:
+        for k, v in value.items():
+            checked(k, depth + 1)
+            checked(v, depth + 1)
+        return value
+    raise ValueError(f"a {type(value).__name__}")

@@ -18,6 +18,8 @@ export interface TrajectoryFilter {
   validated?: "yes" | "no";
   /** Substring of the ids, task, example, error, or any turn's reply, command or observation. */
   q?: string;
+  /** "yes": only trajectories with a turn the env flagged as tampering (a non-empty `info.tamper`). */
+  flagged?: "yes";
   sort: "step" | "reward" | "improvement" | "final_score";
 }
 
@@ -30,6 +32,17 @@ const SORT_COLUMNS: Record<Exclude<TrajectoryFilter["sort"], "step">, SQLiteColu
 /** `column LIKE pattern ESCAPE '\'` (drizzle's `like` has no ESCAPE clause). */
 const likeEscaped = (column: SQLiteColumn, pattern: string): SQL =>
   sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+
+/** The turns of the outer trajectory row that the env flagged as tampering (`info.tamper` non-empty). */
+const flaggedTurnsOf = (db: StoreDb) =>
+  db.$count(
+    turns,
+    and(
+      eq(turns.runId, trajectories.runId),
+      eq(turns.rolloutId, trajectories.rolloutId),
+      sql`json_valid(${turns.infoJson}) AND json_array_length(${turns.infoJson}, '$.tamper') > 0`,
+    ),
+  );
 
 /** The trajectory's own text or any of its turns' holds the pattern: a scan in list order (no index). */
 function scannedMatch(db: StoreDb, pattern: string): SQL | undefined {
@@ -94,6 +107,7 @@ function conditions(
         ? eq(trajectories.validated, true)
         : sql`coalesce(${trajectories.validated}, 0) = 0`,
     );
+  if (f.flagged === "yes") where.push(sql`${flaggedTurnsOf(db)} > 0`);
   if (f.q) {
     const pattern = `%${f.q.replace(/[%_\\]/g, (m) => `\\${m}`)}%`;
     where.push(hits ? indexedMatch(runId, pattern, hits) : scannedMatch(db, pattern));
@@ -148,6 +162,7 @@ export function listTrajectories(
       turnCount: liveTurnCount,
       completionTokens: trajectories.completionTokens,
       error: trajectories.error,
+      flaggedTurns: flaggedTurnsOf(db),
     })
     .from(trajectories)
     .where(where)

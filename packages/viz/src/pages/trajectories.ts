@@ -40,6 +40,7 @@ export function trajectoriesPage(
       <select name="validated"><option value="">validated?</option>
         <option value="yes" ${selected("yes", query.validated)}>validated</option>
         <option value="no" ${selected("no", query.validated)}>never validated</option></select>
+      <label><input type="checkbox" name="flagged" value="yes" ${query.flagged === "yes" ? "checked" : ""}> flagged only</label>
       <select name="sort">${["step", "reward", "improvement", "final_score"].map(
         (s) => html`<option ${selected(s, query.sort)}>${s}</option>`,
       )}</select>
@@ -47,9 +48,11 @@ export function trajectoriesPage(
     <p class="count">${capped ? `at least ${total}` : total} trajectories · page ${query.page} of ${capped ? `${pages}+` : pages}</p>
     <form method="get" action="/runs/${run.id}/compare" class="compare-form">
     <table class="trajectories"><thead><tr><th>A</th><th>B</th><th>rollout</th><th>step</th><th>task</th><th>example</th>
-      <th>status</th><th>reward</th><th>final</th><th>baseline</th><th>improvement</th><th>turns</th><th>tokens</th></tr></thead>
+      <th>status</th><th>reward</th><th>final</th><th>baseline</th><th>improvement</th><th>turns</th><th>tokens</th><th title="turns the env flagged as tampering">flagged</th></tr></thead>
     <tbody>${rows.map(
-      (t) => html`<tr class="status-${t.status}"><td><input type="radio" name="a" value="${t.rolloutId}"></td>
+      (
+        t,
+      ) => html`<tr class="status-${t.status}${t.flaggedTurns > 0 ? " flagged" : ""}"><td><input type="radio" name="a" value="${t.rolloutId}"></td>
         <td><input type="radio" name="b" value="${t.rolloutId}"></td>
         <td><a href="${trajectoryHref(run.id, t.rolloutId)}">${t.rolloutId}</a>${
           trees.has(t.groupId)
@@ -59,7 +62,8 @@ export function trajectoriesPage(
         <td>${t.step}</td><td>${t.task}</td><td>${t.exampleId}</td>
         <td title="${t.error ?? ""}">${t.status}${t.stopReason ? html` (${t.stopReason})` : ""}</td>
         <td>${num(t.reward)}</td><td>${num(t.finalScore)}</td><td>${num(t.baselineScore)}</td>
-        <td>${num(t.improvement)}</td><td>${t.turnCount}</td><td>${t.completionTokens ?? "–"}</td></tr>`,
+        <td>${num(t.improvement)}</td><td>${t.turnCount}</td><td>${t.completionTokens ?? "–"}</td>
+        <td>${t.flaggedTurns > 0 ? html`<span class="flag">${t.flaggedTurns}</span>` : ""}</td></tr>`,
     )}</tbody></table><button>compare A and B side by side</button></form>
     <nav class="pages">
       ${query.page > 1 ? html`<a href="${href(run.id, query, query.page - 1)}" rel="prev">← previous</a>` : ""}

@@ -11,6 +11,12 @@ function kv(record: Record<string, number> | null): Html | string {
   return html`${Object.entries(record).map(([k, v]) => html`<span class="kv">${k} ${num(v, 4)}</span> `)}`;
 }
 
+/** The tamper flags the env stored on a turn (`info.tamper`), or []. */
+export function tamperFlagsOf(turn: StoredTurn): string[] {
+  const tamper = parseJson<{ tamper?: unknown }>(turn.infoJson, {}).tamper;
+  return Array.isArray(tamper) ? tamper.map(String) : [];
+}
+
 /**
  * One turn: reply, parsed command, observation, reward and scores. `compact` leaves out the prompt; `forked`
  * marks the first turn of a tree node that continues its parent (its prompt is the history up to the fork).
@@ -21,8 +27,7 @@ export function turnView(turn: StoredTurn, compact = false, forked = false): Htm
     turn.toolError && html`<div class="error">tool error: ${turn.toolError}</div>`,
     turn.evaluationError && html`<div class="error">evaluation error: ${turn.evaluationError}</div>`,
   ].filter(Boolean);
-  const tamper = parseJson<{ tamper?: unknown }>(turn.infoJson, {}).tamper;
-  const flags = Array.isArray(tamper) ? tamper.map(String) : [];
+  const flags = tamperFlagsOf(turn);
   if (flags.length > 0) errors.push(html`<div class="error tamper">tamper: ${flags.join(", ")}</div>`);
   const rewritten = turn.idx > 0 && turn.promptBase === 0;
   return html`<section class="turn${turn.scores ? " scored" : ""}${flags.length > 0 ? " tampered" : ""}" data-turn="${turn.idx}">
@@ -97,7 +102,10 @@ export function trajectoryPage(
       ${stored.initialMessages.map((m) => html`<div class="msg ${m.role}"><b>${m.role}</b><pre>${m.content}</pre></div>`)}
     </details>
     <div class="turn-filter"><input type="search" id="turn-filter" placeholder="filter turns by text">
-      <label><input type="checkbox" id="only-scored"> only scored turns</label></div>
+      <label><input type="checkbox" id="only-scored"> only scored turns</label>
+      <label><input type="checkbox" id="only-flagged"> only flagged turns (${
+        stored.turns.filter((x) => tamperFlagsOf(x).length > 0).length
+      })</label></div>
     ${
       running
         ? html`<div id="live" data-run="${run.id}" data-status="running"><span class="dot"></span>

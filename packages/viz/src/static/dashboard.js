@@ -151,18 +151,21 @@
   function turnFilter() {
     const input = document.getElementById("turn-filter");
     const scored = document.getElementById("only-scored");
+    const flagged = document.getElementById("only-flagged");
     if (!input || !scored) return;
     const apply = () => {
       const q = input.value.toLowerCase();
       for (const turn of document.querySelectorAll(".turn")) {
         const match =
           (!q || turn.textContent.toLowerCase().includes(q)) &&
-          (!scored.checked || turn.classList.contains("scored"));
+          (!scored.checked || turn.classList.contains("scored")) &&
+          (!flagged?.checked || turn.classList.contains("tampered"));
         turn.hidden = !match;
       }
     };
     input.addEventListener("input", apply);
     scored.addEventListener("change", apply);
+    flagged?.addEventListener("change", apply);
     document.addEventListener("air:fragments", apply);
   }
 
