@@ -15,6 +15,8 @@ export interface LaunchContext {
   runDir: string;
   /** Base URL of the inference server the launcher starts, when it starts one. */
   inferenceUrl?: string;
+  /** `[model] name`: the model the run's requests name (a server that serves another answers 404). */
+  modelName?: string;
 }
 
 /**

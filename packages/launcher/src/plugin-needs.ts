@@ -10,7 +10,7 @@ function allPlugins(config: RunConfig): ResolvedPlugin[] {
 
 /** The context a plugin's launch hooks get. */
 export function launchContext(config: RunConfig, inferenceUrl?: string): LaunchContext {
-  return { configDir: config.dir, runDir: config.runDir, inferenceUrl };
+  return { configDir: config.dir, runDir: config.runDir, inferenceUrl, modelName: config.root.model.name };
 }
 
 /**

@@ -22,7 +22,7 @@ function rootCause(error: unknown): unknown {
  */
 export async function probeServer(
   config: OpenAIPolicyConfig,
-  ctx: Pick<LaunchContext, "inferenceUrl">,
+  ctx: Pick<LaunchContext, "inferenceUrl" | "modelName">,
   timeoutMs = 20_000,
 ): Promise<CheckResult[]> {
   const urls = baseUrls(config);
@@ -43,7 +43,7 @@ async function probeOne(
   config: OpenAIPolicyConfig,
   url: string,
   name: string,
-  ctx: Pick<LaunchContext, "inferenceUrl">,
+  ctx: Pick<LaunchContext, "inferenceUrl" | "modelName">,
   timeoutMs: number,
 ): Promise<CheckResult> {
   const signal = AbortSignal.timeout(timeoutMs);
@@ -57,7 +57,9 @@ async function probeOne(
     require_token_data: true,
   };
   const log = createLogger("openai", () => {});
-  const policy = new OpenAIPolicy(probeConfig, { modelName: config.model ?? "default", log, signal });
+  // The name the run's requests carry (`[policy] model`, else `[model] name`): a server serving another answers 404.
+  const modelName = config.model ?? ctx.modelName ?? "default";
+  const policy = new OpenAIPolicy(probeConfig, { modelName, log, signal });
   try {
     const info = await policy.serverInfo(signal);
     const g = await policy.generate({
