@@ -1,11 +1,18 @@
 # The agent's process of air's import guard (its source is HOST_SOURCE in import-guard.py, set by guard.ts):
 # imports the agent's workspace modules from memory and answers the evaluation's calls over a pipe.
-import ctypes, marshal, os, sys, traceback, types
+import ctypes
+import marshal
+import os
+import sys
+import traceback
+import types
+
 MAX_MESSAGE = 64 << 20
 FAST = {type(None), bool, int, float, str}
 rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
 
 buffer = bytearray()
+
 
 def recv():
     """The next message: one read per message in the usual case (length prefix and body arrive together)."""
@@ -24,11 +31,13 @@ def recv():
             os._exit(0)
         buffer += b
 
+
 def send(message):
     data = dumps(message)
     data = len(data).to_bytes(4, "little") + data
     while data:
         data = data[os.write(wfd, data):]
+
 
 def landlock(read_roots):
     """Confines this process with Landlock: no writes anywhere, reads only under read_roots, no TCP, no
@@ -68,23 +77,29 @@ def landlock(read_roots):
     os.close(ruleset)
     return abi if ok else 0
 
+
 class Finder:
     def __init__(self, sources):
         self.sources = sources
+
     def find_spec(self, name, path=None, target=None):
         if path is None and name in self.sources:
             import importlib.util
             return importlib.util.spec_from_loader(name, self, origin=self.sources[name][0])
         return None
+
     def create_module(self, spec):
         return None
+
     def exec_module(self, module):
         filename, source = self.sources[module.__name__]
         module.__file__ = filename
         exec(compile(source, filename, "exec"), module.__dict__)
 
+
 def crossing(value):
     return plain(value)
+
 
 def describe(module):
     exports = {}
@@ -100,8 +115,10 @@ def describe(module):
                 exports[name] = ("opaque", str(error))
     return exports
 
+
 def error_reply(error):
     return ("raise", type(error).__name__, str(error)[:4000], traceback.format_exc()[-4000:])
+
 
 def main():
     config = recv()
@@ -129,6 +146,7 @@ def main():
                 send(("ok", result))
             except ValueError as error:
                 send(("uncrossable", f"{module}.{name} returned {error}, which cannot cross to the evaluation"))
+
 
 try:
     main()

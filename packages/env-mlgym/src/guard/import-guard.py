@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 GUARD_EXIT = 86
 MAX_MESSAGE = 64 << 20
@@ -276,7 +275,10 @@ def main():
         args = args[2:]
     script, script_args = args[1], args[2:]
     workspace = os.path.dirname(os.path.abspath(script))
-    names = lambda option: {n[:-3] for n in options[option].split(",") if n.endswith(".py") and "/" not in n}
+
+    def names(option):
+        return {n[:-3] for n in options[option].split(",") if n.endswith(".py") and "/" not in n}
+
     local = {"trusted": names("--trusted") | {os.path.basename(script)[:-3]}, "hidden": names("--hidden")}
     entries = os.listdir(workspace)
     agent = {e[:-3] for e in entries if e.endswith(".py")} - local["trusted"] - local["hidden"]

@@ -2,6 +2,7 @@
 # values cross the pipe as exact builtin types.
 PLAIN = {type(None), bool, int, float, complex, str, bytes}
 
+
 def plain(value, depth=0):
     """`value` as exact builtin types (marshal writes any buffer, a numpy scalar or array, as bytes: never let
     it); numpy scalars become Python numbers; anything else raises ValueError naming its type."""
@@ -21,6 +22,7 @@ def plain(value, depth=0):
             return plain(base(value), depth + 1)
     raise ValueError(f"a {t.__module__}.{t.__qualname__}")
 
+
 def dumps(message):
     """marshal bytes of `message` as exact builtin types: the fast path when marshal reads back what it was given
     (a numpy scalar or any buffer comes back as bytes and differs: then `plain` converts or refuses it)."""
@@ -32,6 +34,7 @@ def dumps(message):
     except ValueError:
         pass
     return marshal.dumps(plain(message))
+
 
 def checked(value, depth=0):
     """`value` when it holds only plain data (a reply is the agent's: marshal may build code objects)."""
