@@ -1,7 +1,7 @@
 import { KNOWN_TASK_DIRECTIONS, lookupMetric } from "@air/env-mlgym";
 import { impossibleScore } from "@air/reward-delta";
 import type { TaskFacts } from "./facts.ts";
-import { priorityScore } from "./probes.ts";
+import { priorityScore } from "./scores.ts";
 import { FORGED } from "./shell.ts";
 import type { Finding, ProbeRun } from "./types.ts";
 

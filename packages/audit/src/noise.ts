@@ -1,7 +1,7 @@
 import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
 import { meanStd } from "./analysis.ts";
 import type { TaskFacts } from "./facts.ts";
-import { priorityScore } from "./probes.ts";
+import { priorityScore } from "./scores.ts";
 import type { Finding, ProbeRun } from "./types.ts";
 
 const fmt = (x: number) => Number(x.toPrecision(4)).toString();
