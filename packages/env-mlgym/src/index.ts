@@ -19,7 +19,8 @@ export {
 } from "./known-tasks.ts";
 export { mlgymLaunch, mlgymPreflight } from "./launch.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
-export { MlgymSession, type SessionSnapshot } from "./session.ts";
+export { MlgymSession } from "./session.ts";
+export type { SessionSnapshot } from "./session-types.ts";
 export { dataHint, loadTask, TASK_ENTRYPOINTS, type Task, taskFileById } from "./task.ts";
 export { loadTaskSet, perTask, type TaskSet } from "./task-set.ts";
 

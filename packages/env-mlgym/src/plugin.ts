@@ -16,7 +16,8 @@ import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { recordedNoise } from "./noise.ts";
-import { MlgymSession, type SessionSnapshot } from "./session.ts";
+import { MlgymSession } from "./session.ts";
+import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
 

@@ -1,4 +1,3 @@
-import { basename } from "node:path";
 import {
   type Action,
   AirError,
@@ -10,46 +9,22 @@ import {
 import type { Runtime, Sandbox } from "@air/sandbox";
 import { shellQuote } from "@air/sandbox";
 import { Editor } from "./aci/editor.ts";
+import { editorCommand } from "./aci/editor-commands.ts";
 import { FileTooLargeError } from "./aci/io.ts";
-import type { MlgymAgent } from "./aci/mlgym-agent.ts";
 import { MLGYM_PARSERS, type MlgymParserName, parseMlgymReply } from "./aci/mlgym-parser.ts";
-import { mlgymObservation, mlgymSystemPrompt, mlgymTaskPrompt, pyDict } from "./aci/mlgym-prompts.ts";
+import { mlgymObservation, mlgymSystemPrompt, mlgymTaskPrompt } from "./aci/mlgym-prompts.ts";
 import { MlgymToolsShell } from "./aci/mlgym-shell.ts";
 import { footer, observation } from "./aci/observation.ts";
 import { blockedName, MALFORMED_EDIT, malformedEdit, parseCommand } from "./aci/parse.ts";
 import { systemPrompt, taskPrompt } from "./aci/prompts.ts";
-import { findFile, searchDir, searchFile } from "./aci/search.ts";
 import { ShellSetup } from "./aci/shell-setup.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
-import type { MlgymConfig } from "./config.ts";
 import { evaluateTask } from "./evaluation.ts";
-import { type TamperContext, tamperContext, tamperFlags } from "./tamper.ts";
+import { blockedStep, evaluationStep, formatErrorStep, shellStep, toolsStep } from "./session-steps.ts";
+import { flagTurn } from "./session-tamper.ts";
+import type { SessionOptions, SessionSnapshot } from "./session-types.ts";
+import { type TamperContext, tamperContext } from "./tamper.ts";
 import type { Task } from "./task.ts";
-
-/** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */
-export interface SessionSnapshot {
-  /** Tar of the workspace, or (a fork) the live sandbox whose workspace the runtime copies directly. */
-  workspace: Uint8Array | Sandbox;
-  /** Open file and working directory, relative to the workspace when inside it. */
-  openFile?: string;
-  /** The viewer's current line (the middle of its window, MLGym's CURRENT_LINE). */
-  top: number;
-  cwd: string;
-  /** Steps already taken. */
-  step: number;
-}
-
-export interface SessionOptions {
-  config: MlgymConfig;
-  python: string;
-  maxOpenChars?: number;
-  /** `env.aci = "mlgym"`: the agent config and tools read from the MLGym checkout (else air's own commands). */
-  mlgymAgent?: MlgymAgent;
-  /** The task's evaluation noise from the run store's latest audit (feeds the `score-jump` tamper flag). */
-  noise?: number;
-  /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
-  reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
-}
 
 /**
  * One MLGym episode in one sandbox: MLGym-style prompts, the agent commands, validate/submit, auto-submit.
@@ -95,27 +70,10 @@ export class MlgymSession implements EnvSession {
 
   /** `result` with the turn's tamper flags in `info.tamper` (none: unchanged). */
   private flagged(command: string | undefined, result: StepResult): StepResult {
-    const flags = tamperFlags(this.tamper, {
-      command,
-      scores: result.scores,
-      reference: this.lastScore,
-    });
-    const score = result.scores
-      ? Object.entries(result.scores).find(
-          ([k]) => k.toLowerCase() === this.tamper.priority.metric.toLowerCase(),
-        )?.[1]
-      : undefined;
-    if (score !== undefined && Number.isFinite(score)) this.lastScore = score;
-    const open = basename(this.tools ? this.toolsOpenFile : (this.editor.state.file ?? ""));
-    const edits =
-      /^\s*(?:edit|insert|append)\b/.test(command ?? "") && this.tamper.evaluationFiles.includes(open);
-    const creates = /^\s*create\s+(\S+)/.exec(command ?? "");
-    if (
-      (edits || (creates && this.tamper.evaluationFiles.includes(basename(creates[1] as string)))) &&
-      !flags.includes("writes-evaluation-file")
-    )
-      flags.push("writes-evaluation-file");
-    return flags.length > 0 ? { ...result, info: { ...result.info, tamper: flags } } : result;
+    const openFile = this.tools ? this.toolsOpenFile : (this.editor.state.file ?? "");
+    const flagged = flagTurn(this.tamper, { command, result, reference: this.lastScore, openFile });
+    if (flagged.score !== undefined) this.lastScore = flagged.score;
+    return flagged.result;
   }
 
   private templateState() {
@@ -231,14 +189,7 @@ export class MlgymSession implements EnvSession {
     }
     if (!this.tools && (action.parseError || !action.command?.trim())) {
       const why = action.parseError ?? "no command found in your reply";
-      return {
-        observation: this.observe(
-          `Your output was not formatted correctly: ${why}. Reply with a DISCUSSION and exactly one command in a fenced code block.`,
-        ),
-        done: false,
-        kind: "command",
-        info: { formatError: true },
-      };
+      return formatErrorStep(why, (output) => this.observe(output));
     }
     try {
       const result = this.flagged(action.command, await this.run(action.command ?? ""));
@@ -291,42 +242,11 @@ export class MlgymSession implements EnvSession {
     command: string,
   ): Promise<StepResult> {
     const e = this.editor;
-    switch (aci) {
-      case "validate":
-      case "submit":
-        return this.evaluate(aci);
-      case "open":
-        return text(await e.open(parsed.args));
-      case "goto":
-        return text(await e.goto(parsed.args));
-      case "scroll_down":
-        return text(await e.scroll(1));
-      case "scroll_up":
-        return text(await e.scroll(-1));
-      case "create":
-        return text(await e.create(parsed.args));
-      case "edit":
-        return text(await e.edit(parsed.args, parsed.body));
-      case "insert":
-        return text(await e.insert(parsed.args, parsed.body));
-      case "search_dir":
-        return text(await searchDir(this.sandbox, parsed.args));
-      case "search_file":
-        return text(await searchFile(this.sandbox, parsed.args, e.state.file));
-      case "find_file":
-        return text(await findFile(this.sandbox, parsed.args));
-    }
+    if (aci === "validate" || aci === "submit") return this.evaluate(aci);
+    const output = await editorCommand(e, this.sandbox, aci, parsed);
+    if (output !== undefined) return text(output);
     const blocked = blockedName(command);
-    if (blocked) {
-      return {
-        observation: this.observe(
-          `Operation '${blocked}' is not supported by this environment (it is interactive or not allowed).`,
-        ),
-        done: false,
-        kind: "command",
-        info: { blocked },
-      };
-    }
+    if (blocked) return blockedStep(blocked, (output) => this.observe(output));
     const training = this.trainingCommand.test(command);
     const timeoutMs = Math.round((training ? this.task.trainingTimeoutS : this.commandTimeoutS) * 1000);
     await this.sandbox.exec(this.shellSetup.script, 30_000);
@@ -334,17 +254,7 @@ export class MlgymSession implements EnvSession {
     this.cwd = result.cwd || this.cwd;
     const call = result.timedOut ? undefined : this.shellSetup.evaluationCall(result.output);
     if (call) return this.evaluate(call);
-    if (result.timedOut) {
-      const message = `The command timed out after ${timeoutMs / 1000} s and was killed (with every process it started).`;
-      return { observation: this.observe(message), done: false, kind: "command", toolError: message };
-    }
-    return {
-      observation: this.observe(result.output),
-      done: false,
-      kind: "command",
-      toolError: result.exitCode !== 0 ? `exit code ${result.exitCode}` : undefined,
-      info: { exitCode: result.exitCode },
-    };
+    return shellStep(result, timeoutMs, (output) => this.observe(output));
   }
 
   /** One command in the shell with MLGym's own tools (`env.aci = "mlgym"`). */
@@ -356,20 +266,7 @@ export class MlgymSession implements EnvSession {
     this.cwd = state.cwd || this.cwd;
     this.toolsOpenFile = state.openFile;
     if (result.evaluation) return this.evaluate(result.evaluation);
-    const output = result.timedOut
-      ? `${result.output}\nEXECUTION TIMED OUT BECAUSE THE COMMAND WAS RUNNING FOR MORE THAN ${timeoutMs / 1000} SECONDS.`
-      : result.output;
-    return {
-      observation: this.observe(output),
-      done: false,
-      kind: "command",
-      toolError: result.timedOut
-        ? "timed out"
-        : result.exitCode !== 0
-          ? `exit code ${result.exitCode}`
-          : undefined,
-      info: { exitCode: result.exitCode },
-    };
+    return toolsStep(result, timeoutMs, (output) => this.observe(output));
   }
 
   /** Scores the artefact; `submit` and `auto_submit` end the episode (`exit` names why, as MLGym's `Exited (…)`). */
@@ -383,33 +280,8 @@ export class MlgymSession implements EnvSession {
       timeoutMs: this.task.trainingTimeoutS * 1000,
       proxyCallTimeoutS: this.options.config.proxy_call_timeout_s,
     });
-    const ends = kind !== "validate";
-    if (ends) this.done = true;
-    if (!result.ok) {
-      const output = ends ? `${result.error}\nThe episode has ended without a score.` : result.error;
-      return {
-        observation: this.observe(output),
-        done: ends,
-        kind,
-        evaluationError: result.error,
-        ...(ends ? { info: { exit } } : {}),
-      };
-    }
-    const why = exit === "exit_format" ? "replies not in the expected format" : "no steps left";
-    const lines = [
-      kind === "validate"
-        ? `Your code produced a valid submission artefact at ${result.artefact}.`
-        : `Submitted the artefact at ${result.artefact}${kind === "auto_submit" ? ` (automatically: ${why})` : ""}.`,
-      `Baseline Score: ${pyDict(this.task.baselineScores)}`,
-      `Evaluation Score: ${pyDict(result.scores)}`,
-    ];
-    return {
-      observation: this.observe(lines.join("\n")),
-      done: ends,
-      kind,
-      scores: result.scores,
-      ...(ends ? { info: { exit } } : {}),
-    };
+    if (kind !== "validate") this.done = true;
+    return evaluationStep(this.task, result, kind, exit, (output) => this.observe(output));
   }
 
   async finish(): Promise<StepResult | undefined> {
