@@ -1,8 +1,17 @@
 import type Docker from "dockerode";
 import type { DockerRuntimeOptions } from "./docker.ts";
 import { withTimeout } from "./docker-client.ts";
+import {
+  AIR_DIR,
+  cleanupCommands,
+  EVAL_ERR,
+  EVAL_OUT,
+  evaluationScript,
+  layoutCommands,
+  tarWithoutReadOnly,
+} from "./docker-layout.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
-import { readOnlyPaths } from "./shared.ts";
+import { onlyFileOfTar } from "./docker-tar.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
 import type {
   AcquireOptions,
@@ -12,8 +21,6 @@ import type {
   Sandbox,
   TaskFiles,
 } from "./types.ts";
-
-const AIR_DIR = "/var/lib/air";
 
 /**
  * A container with two persistent shells: `root` (reset, evaluation; never reachable by the agent) and `agent`
@@ -65,59 +72,6 @@ export class DockerSandbox implements Sandbox {
     return `${this.workspace}.air-staged`;
   }
 
-  /**
-   * Root commands that lay out a fresh workspace of `files` at `target`: a copy of the task's workspace,
-   * owned by the agent (without `copy`: what a snapshot unpacked there), and the read-only paths hard links to
-   * the pristine bundle, root-owned and unwritable (`cp -al`: nothing of the data is copied; nobody but root can
-   * change them, and root's evaluation lays its files over them with `--remove-destination`).
-   */
-  private layoutCommands(files: TaskFiles, target: string, copy: boolean): string[] {
-    const t = shellQuote(target);
-    const u = shellQuote(this.options.user);
-    const lock = `chown -R root:root "$p" && chmod -R a-w,a+rX "$p"`;
-    const ro = readOnlyPaths(files).map(shellQuote).join(" ");
-    return [
-      `rm -rf ${t} && mkdir -p ${t}`,
-      copy ? this.copyWithoutReadOnly(files, `${shellQuote(this.taskDir(files))}/workspace`, t) : "true",
-      `chown -R ${u}: ${t}`,
-      ro
-        ? `for r in ${ro}; do p=${t}/"$r"; ${this.linkPristine(files, "$r", "$p")} && ${lock}; done; true`
-        : "true",
-    ];
-  }
-
-  private taskDir(files: TaskFiles): string {
-    return `${AIR_DIR}/tasks/${files.key}`;
-  }
-
-  /** A root command writing a tar of the tree `from` (quoted) without the task's read-only paths to stdout. */
-  private tarWithoutReadOnly(files: TaskFiles, from: string): string {
-    const excludes = readOnlyPaths(files)
-      .map((p) => `--exclude=${shellQuote(`./${p}`)}`)
-      .join(" ");
-    return `tar -C ${from} --anchored ${excludes} -cf - .`;
-  }
-
-  /** A root command copying the tree `from` into `to` (both quoted) without the task's read-only paths. */
-  private copyWithoutReadOnly(files: TaskFiles, from: string, to: string): string {
-    return `${this.tarWithoutReadOnly(files, from)} | tar -C ${to} -xf -`;
-  }
-
-  /** A root command hard-linking the pristine read-only path `$r` of the bundle to `$p` (shell words). */
-  private linkPristine(files: TaskFiles, r: string, p: string): string {
-    const src = `${shellQuote(this.taskDir(files))}/workspace/"${r}"`;
-    return `[ -e ${src} ] && [ ! -L ${src} ] && rm -rf "${p}" && cp -al ${src} "${p}"`;
-  }
-
-  /** Root commands that remove what an agent left outside its workspace (home dot-dirs, temp files). */
-  private cleanupCommands(): string[] {
-    const u = shellQuote(this.options.user);
-    return [
-      `home=$(getent passwd ${u} | cut -d: -f6); rm -rf "$home"/.local "$home"/.cache "$home"/.config "$home"/.ipython`,
-      `find /tmp /var/tmp /dev/shm -mindepth 1 -user ${u} -delete 2>/dev/null || true`,
-    ];
-  }
-
   /** Key of the task whose fresh workspace (and agent shell) waits at {@link stagedPath}, if any. */
   private staged: string | undefined;
 
@@ -156,7 +110,7 @@ export class DockerSandbox implements Sandbox {
       const ws = shellQuote(this.workspace);
       await this.rootRun(
         [
-          ...this.layoutCommands(files, this.stagedPath, false).slice(2),
+          ...layoutCommands(files, this.stagedPath, false, this.options.user).slice(2),
           `rm -rf ${ws} && mv ${staged} ${ws}`,
         ].join("\n"),
       );
@@ -188,8 +142,8 @@ export class DockerSandbox implements Sandbox {
         `rm -rf ${shellQuote(this.stagedPath)}`,
         ...(options.snapshot
           ? [`rm -rf ${ws} && mkdir -p ${ws}`]
-          : this.layoutCommands(files, this.workspace, true)),
-        ...this.cleanupCommands(),
+          : layoutCommands(files, this.workspace, true, this.options.user)),
+        ...cleanupCommands(this.options.user),
       ].join("\n"),
     );
     if (options.snapshot) {
@@ -198,7 +152,7 @@ export class DockerSandbox implements Sandbox {
         this.options.timeoutMs,
         "putArchive snapshot",
       );
-      await this.rootRun(this.layoutCommands(files, this.workspace, false).slice(2).join("\n"));
+      await this.rootRun(layoutCommands(files, this.workspace, false, this.options.user).slice(2).join("\n"));
     }
     this.files = files;
     await this.startAgentShell(this.workspace);
@@ -256,37 +210,15 @@ export class DockerSandbox implements Sandbox {
   async evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
     if (!this.files) throw new Error("sandbox has no task");
     const seconds = Math.max(1, Math.ceil(request.timeoutMs / 1000));
-    const ws = shellQuote(this.workspace);
-    const held = shellQuote(`${this.workspace}.air-held`);
-    const user = shellQuote(this.options.user);
     const init = this.options.shellInit;
     const command = init ? `{ ${init}; } >/dev/null 2>&1\n${request.command}` : request.command;
-    const out = `${AIR_DIR}/eval.out`;
-    const err = `${AIR_DIR}/eval.err`;
-    const ro = readOnlyPaths(this.files).map(shellQuote).join(" ");
     const status = await this.rootRun(
-      [
-        `pkill -STOP -u ${user}; status=255; rm -rf ${held} ${out} ${err}`,
-        `if [ -d ${ws} ] && [ ! -L ${ws} ] && mv ${ws} ${held}; then`,
-        // the agent's files copied (reflinks where the filesystem has them), the read-only paths hard-linked
-        // from the pristine bundle, the evaluation files laid over (replacing, never writing through a link)
-        `  if mkdir -m 700 ${ws} && { ${this.copyWithoutReadOnly(this.files, held, ws)}; } 2>/dev/null; find ${ws} -type l -delete;` +
-          (ro
-            ? ` for r in ${ro}; do ${this.linkPristine(this.files, "$r", `${this.workspace}/$r`)}; done;`
-            : "") +
-          ` cp -a --remove-destination ${shellQuote(this.taskDir(this.files))}/evaluation/. ${ws}/ &&` +
-          ` chown root:root ${ws} && chmod 700 ${ws}; then`,
-        `    (cd ${ws} && PYTHONNOUSERSITE=1 timeout -s KILL ${seconds} bash -c ${shellQuote(command)}) >${out} 2>${err}; status=$?`,
-        "  fi",
-        `  rm -rf ${ws}; mv ${held} ${ws}`,
-        "fi",
-        `pkill -CONT -u ${user}; echo -n $status`,
-      ].join("\n"),
+      evaluationScript(this.files, this.workspace, this.options.user, command, seconds),
       request.timeoutMs + this.options.timeoutMs,
     );
     const exitCode = Number(status.trim().split("\n").at(-1));
-    const stdout = await this.rootRun(`tail -c 100000 ${out} 2>/dev/null; true`);
-    const stderr = await this.rootRun(`tail -c 4000 ${err} 2>/dev/null; rm -f ${out} ${err}`);
+    const stdout = await this.rootRun(`tail -c 100000 ${EVAL_OUT} 2>/dev/null; true`);
+    const stderr = await this.rootRun(`tail -c 4000 ${EVAL_ERR} 2>/dev/null; rm -f ${EVAL_OUT} ${EVAL_ERR}`);
     return { stdout, stderr, exitCode, timedOut: exitCode === 137 };
   }
 
@@ -300,7 +232,7 @@ export class DockerSandbox implements Sandbox {
     const ws = shellQuote(this.workspace);
     const file = `${AIR_DIR}/snapshot.tar`;
     await this.rootRun(
-      `rm -f ${file}; [ -d ${ws} ] && [ ! -L ${ws} ] && ${this.tarWithoutReadOnly(this.files, ws)} > ${file}`,
+      `rm -f ${file}; [ -d ${ws} ] && [ ! -L ${ws} ] && ${tarWithoutReadOnly(this.files, ws)} > ${file}`,
     );
     try {
       const stream = await withTimeout(
@@ -344,8 +276,8 @@ export class DockerSandbox implements Sandbox {
       [
         `pkill -KILL -u ${u} || true`,
         `rm -rf ${shellQuote(this.workspace)}`,
-        ...this.layoutCommands(files, this.stagedPath, true),
-        ...this.cleanupCommands(),
+        ...layoutCommands(files, this.stagedPath, true, this.options.user),
+        ...cleanupCommands(this.options.user),
       ].join("\n"),
     );
     await this.startAgentShell(this.stagedPath);
@@ -360,22 +292,4 @@ export class DockerSandbox implements Sandbox {
       () => undefined,
     );
   }
-}
-
-/** The content of the one regular file in a tar (the engine's archive of a single file; PAX headers skipped). */
-export function onlyFileOfTar(tar: Buffer): Uint8Array {
-  let at = 0;
-  while (at + 512 <= tar.length) {
-    const header = tar.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const size = Number.parseInt(
-      header.subarray(124, 136).toString("latin1").replace(/\0.*$/, "").trim() || "0",
-      8,
-    );
-    const type = String.fromCharCode(header[156] ?? 0);
-    const start = at + 512;
-    if (type === "0" || type === "\0") return new Uint8Array(tar.subarray(start, start + size));
-    at = start + Math.ceil(size / 512) * 512;
-  }
-  throw new Error("the engine's archive held no file");
 }
