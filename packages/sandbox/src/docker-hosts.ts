@@ -1,73 +1,10 @@
 import type Docker from "dockerode";
-import { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
-import { type DockerEndpoint, dockerClientFor, pingDocker } from "./docker-client.ts";
+import { DockerRuntime } from "./docker.ts";
+import { dockerClientFor, pingDocker } from "./docker-client.ts";
+import type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
+import { HostedSandbox, hostLevel, raceDrain } from "./hosted-sandbox.ts";
 import { removeContainersByLabel } from "./teardown.ts";
-import type {
-  AcquireOptions,
-  EvaluationOutput,
-  EvaluationRequest,
-  ExecResult,
-  Runtime,
-  Sandbox,
-  TaskFiles,
-} from "./types.ts";
-
-/** One Docker host of `[env.docker] hosts` and what it may hold. */
-export interface DockerHostSpec extends DockerEndpoint {
-  /** Short name in logs and events (default: the URL). */
-  name: string;
-  /** Sandboxes (containers in use) at once. */
-  sandboxes: number;
-  /** CPUs of the host for sandboxes: at most cpus / docker.cpus sandboxes. */
-  cpus?: number;
-  /** Memory of the host for sandboxes (MiB): at most memory_mb / docker.memory_mb sandboxes. */
-  memoryMb?: number;
-  /** GPU ids on that host handed to its containers. */
-  gpuIds: string[];
-  /** Warm containers kept on that host. */
-  poolSize: number;
-}
-
-/** What the runtime knows of one host. */
-export interface HostState {
-  readonly spec: DockerHostSpec;
-  readonly docker: Docker;
-  runtime: DockerRuntime;
-  /** Placing sandboxes there. */
-  up: boolean;
-  /** Sandboxes in use there now. */
-  busy: number;
-  /** Most sandboxes at once (sandboxes, CPUs, memory). */
-  readonly slots: number;
-  /** Sandboxes placed there in total. */
-  placed: number;
-  /** Times it was drained. */
-  drains: number;
-  /** Since when every health ping was answered (undefined after a failed one). */
-  answeringSince?: number;
-  /** Aborted when the host is drained: its sandboxes' calls fail at once. */
-  drained: AbortController;
-}
-
-export interface DockerHostsOptions {
-  /** Settings every host's containers share (image, limits, labels' run name, ...). */
-  base: Omit<DockerRuntimeOptions, "docker" | "gpuIds" | "poolSize">;
-  /** Only hosts with GPU ids take sandboxes. */
-  requireGpu: boolean;
-  /** Time between health pings of every host. */
-  probeMs: number;
-  log?: (level: "info" | "warn", message: string) => void;
-  /** Sandbox state changes with the host's name (instead of `base.onState`). */
-  onSandbox?: (state: {
-    id: string;
-    rolloutId?: string;
-    state: string;
-    command?: string;
-    host: string;
-  }) => void;
-  /** Host events (placed, drained, readmitted) for the run's bus. */
-  onHost?: (event: { host: string; state: "up" | "drained"; busy: number; slots: number }) => void;
-}
+import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
 /**
  * Sandboxes on several Docker hosts. Each host has its own `DockerRuntime` (its own warm pool and GPU ids); a
@@ -288,73 +225,4 @@ export class DockerHostsRuntime implements Runtime {
       ...(onState ? { onState: (state) => onState({ ...state, host: spec.name }) } : {}),
     });
   }
-}
-
-/** A sandbox on one host: its calls fail as soon as the host is drained. */
-class HostedSandbox implements Sandbox {
-  readonly id: string;
-  readonly workspace: string;
-
-  constructor(
-    readonly inner: Sandbox,
-    readonly host: HostState,
-    readonly drained: AbortSignal,
-  ) {
-    this.id = inner.id;
-    this.workspace = inner.workspace;
-  }
-
-  exec(command: string, timeoutMs: number): Promise<ExecResult> {
-    return raceDrain(this.inner.exec(command, timeoutMs), this.drained, this.host);
-  }
-
-  evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
-    return raceDrain(this.inner.evaluate(request), this.drained, this.host);
-  }
-
-  snapshot(): Promise<Uint8Array> {
-    return raceDrain(this.inner.snapshot(), this.drained, this.host);
-  }
-
-  async alive(): Promise<boolean> {
-    if (this.drained.aborted) return false;
-    return await this.inner.alive();
-  }
-}
-
-/** An error that says the daemon, not the task, failed: no connection, a reset, a 5xx of the Engine API. */
-function hostLevel(error: unknown): boolean {
-  const status = (error as { statusCode?: unknown } | null)?.statusCode;
-  if (typeof status === "number" && status >= 500) return true;
-  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|socket hang up|shutting down/i.test(
-    String(error),
-  );
-}
-
-/** `work`, or a rejection as soon as the host is drained. */
-function raceDrain<T>(work: Promise<T>, drained: AbortSignal, host: HostState): Promise<T> {
-  if (drained.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(drainError(drained, host));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onDrain = () => reject(drainError(drained, host));
-    drained.addEventListener("abort", onDrain, { once: true });
-    work.then(
-      (value) => {
-        drained.removeEventListener("abort", onDrain);
-        resolve(value);
-      },
-      (error: unknown) => {
-        drained.removeEventListener("abort", onDrain);
-        reject(error);
-      },
-    );
-  });
-}
-
-function drainError(drained: AbortSignal, host: HostState): Error {
-  return drained.reason instanceof Error
-    ? drained.reason
-    : new Error(`docker host ${host.spec.name} drained`);
 }

@@ -26,12 +26,8 @@ export {
   pingDocker,
   withTimeout,
 } from "./docker-client.ts";
-export {
-  type DockerHostSpec,
-  type DockerHostsOptions,
-  DockerHostsRuntime,
-  type HostState,
-} from "./docker-hosts.ts";
+export { DockerHostsRuntime } from "./docker-hosts.ts";
+export type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
 export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
