@@ -1,4 +1,5 @@
 export { z } from "zod";
+export * from "./command-step.ts";
 export type {
   ExtraSectionValues,
   LoadOptions,

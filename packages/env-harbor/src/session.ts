@@ -1,4 +1,4 @@
-import type { EnvSession, Generation, Message, StepResult } from "@air/core";
+import { commandStep, type EnvSession, type Generation, type Message, type StepResult } from "@air/core";
 import type { HarborConfig } from "./config.ts";
 import { readRewardFiles } from "./reward.ts";
 import type { HarborTask } from "./task.ts";
@@ -105,17 +105,7 @@ export class HarborSession implements EnvSession {
       const ended = await this.verify("auto_submit", storage);
       return { ...ended, observation: `${observation}\n${ended.observation}` };
     }
-    return {
-      observation,
-      done: false,
-      kind: "command",
-      toolError: result.timedOut
-        ? "timed out"
-        : result.exitCode !== 0
-          ? `exit code ${result.exitCode}`
-          : undefined,
-      info: { exitCode: result.exitCode },
-    };
+    return commandStep(observation, result);
   }
 
   private async storageExceeded(): Promise<string | undefined> {

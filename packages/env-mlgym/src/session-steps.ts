@@ -1,4 +1,4 @@
-import type { StepResult } from "@air/core";
+import { commandStep, type StepResult } from "@air/core";
 import type { ExecResult } from "@air/sandbox";
 import { pyDict } from "./aci/mlgym-prompts.ts";
 import type { ToolsResult } from "./aci/mlgym-shell.ts";
@@ -38,13 +38,7 @@ export function shellStep(result: ExecResult, timeoutMs: number, observe: Observ
     const message = `The command timed out after ${timeoutMs / 1000} s and was killed (with every process it started).`;
     return { observation: observe(message), done: false, kind: "command", toolError: message };
   }
-  return {
-    observation: observe(result.output),
-    done: false,
-    kind: "command",
-    toolError: result.exitCode !== 0 ? `exit code ${result.exitCode}` : undefined,
-    info: { exitCode: result.exitCode },
-  };
+  return commandStep(observe(result.output), result);
 }
 
 /** The turn of a command in the shell with MLGym's own tools (`env.aci = "mlgym"`), with MLGym's timeout message. */
@@ -52,17 +46,7 @@ export function toolsStep(result: ToolsResult, timeoutMs: number, observe: Obser
   const output = result.timedOut
     ? `${result.output}\nEXECUTION TIMED OUT BECAUSE THE COMMAND WAS RUNNING FOR MORE THAN ${timeoutMs / 1000} SECONDS.`
     : result.output;
-  return {
-    observation: observe(output),
-    done: false,
-    kind: "command",
-    toolError: result.timedOut
-      ? "timed out"
-      : result.exitCode !== 0
-        ? `exit code ${result.exitCode}`
-        : undefined,
-    info: { exitCode: result.exitCode },
-  };
+  return commandStep(observe(output), result);
 }
 
 /** The turn of an evaluation: the scores against the baseline, or why there are none; `submit` and `auto_submit` end the episode. */
