@@ -79,24 +79,41 @@ function quantile(sorted: number[], q: number): number {
 export function advantageHeatmap(byStep: Map<number, number[]>, bins = 24): Heatmap {
   const steps = [...byStep.keys()].sort((a, b) => a - b);
   const all = steps.flatMap((s) => byStep.get(s)!).sort((a, b) => a - b);
-  let lo = quantile(all, 0.01);
-  let hi = quantile(all, 0.99);
-  if (!(hi > lo)) {
-    lo -= 0.5;
-    hi += 0.5;
-  }
-  const width = (hi - lo) / bins;
-  const edges = Array.from({ length: bins + 1 }, (_, i) => lo + i * width);
-  const share: number[][] = [];
-  const quantiles: Record<string, number[]> = { p10: [], p50: [], p90: [] };
-  for (const step of steps) {
+  const edges = sharedEdges(quantile(all, 0.01), quantile(all, 0.99), bins);
+  const lo = edges[0]!;
+  const width = edges[1]! - lo;
+  return heatmapOf(steps, edges, (step) => {
     const values = byStep.get(step)!;
     const counts = new Array<number>(bins).fill(0);
     for (const v of values) counts[Math.min(bins - 1, Math.max(0, Math.floor((v - lo) / width)))]!++;
-    share.push(counts.map((n) => n / values.length));
-    quantiles.p10!.push(quantile(values, 0.1));
-    quantiles.p50!.push(quantile(values, 0.5));
-    quantiles.p90!.push(quantile(values, 0.9));
+    return {
+      share: counts.map((n) => n / values.length),
+      lines: [quantile(values, 0.1), quantile(values, 0.5), quantile(values, 0.9)],
+    };
+  });
+}
+
+/** `bins` equal bins from `lo` to `hi` (widened by ±0.5 when all values are equal): their `bins + 1` edges. */
+function sharedEdges(lo: number, hi: number, bins: number): number[] {
+  const [a, b] = hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5];
+  const width = (b - a) / bins;
+  return Array.from({ length: bins + 1 }, (_, i) => a + i * width);
+}
+
+/** A heatmap from each step's bin shares and its 10th, 50th and 90th percentile lines. */
+function heatmapOf(
+  steps: number[],
+  edges: number[],
+  row: (step: number) => { share: number[]; lines: [number, number, number] },
+): Heatmap {
+  const share: number[][] = [];
+  const quantiles: Record<string, number[]> = { p10: [], p50: [], p90: [] };
+  for (const step of steps) {
+    const r = row(step);
+    share.push(r.share);
+    quantiles.p10!.push(r.lines[0]);
+    quantiles.p50!.push(r.lines[1]);
+    quantiles.p90!.push(r.lines[2]);
   }
   return { steps, edges, share, quantiles };
 }
@@ -144,25 +161,15 @@ export function percentileHeatmap(byStep: Map<number, Percentiles>, bins = 24): 
     }
     return pool.at(-1)?.[0] ?? 0;
   };
-  let lo = at(0.01);
-  let hi = at(0.99);
-  if (!(hi > lo)) {
-    lo -= 0.5;
-    hi += 0.5;
-  }
-  const width = (hi - lo) / bins;
-  const edges = Array.from({ length: bins + 1 }, (_, i) => lo + i * width);
-  const share: number[][] = [];
-  const quantiles: Record<string, number[]> = { p10: [], p50: [], p90: [] };
-  for (const step of steps) {
+  const edges = sharedEdges(at(0.01), at(0.99), bins);
+  return heatmapOf(steps, edges, (step) => {
     const { q } = byStep.get(step)!;
     const below = edges.map((e, i) => (i === 0 ? 0 : i === bins ? 1 : shareBelow(q, e)));
-    share.push(Array.from({ length: bins }, (_, j) => below[j + 1]! - below[j]!));
-    quantiles.p10!.push(q[10]!);
-    quantiles.p50!.push(q[50]!);
-    quantiles.p90!.push(q[90]!);
-  }
-  return { steps, edges, share, quantiles };
+    return {
+      share: Array.from({ length: bins }, (_, j) => below[j + 1]! - below[j]!),
+      lines: [q[10]!, q[50]!, q[90]!],
+    };
+  });
 }
 
 /**
