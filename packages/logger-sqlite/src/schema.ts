@@ -129,7 +129,14 @@ export const turns = sqliteTable(
     notesJson: text("notes_json"),
     infoJson: text("info_json"),
   },
-  (t) => [primaryKey({ columns: [t.runId, t.rolloutId, t.idx] })],
+  (t) => [
+    primaryKey({ columns: [t.runId, t.rolloutId, t.idx] }),
+    // Turns the env flagged as tampering (a non-empty `info.tamper`): the dashboard's "flagged only" filter and
+    // per-row counts read these, not every turn's JSON. The WHERE is FLAGGED_TURN in queries/trajectories.ts.
+    index("turns_run_flagged")
+      .on(t.runId, t.rolloutId)
+      .where(sql`json_valid(info_json) AND json_array_length(info_json, '$.tamper') > 0`),
+  ],
 );
 
 export const samples = sqliteTable(

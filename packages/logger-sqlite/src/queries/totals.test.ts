@@ -205,13 +205,14 @@ describe("step totals", () => {
   }, 60_000);
 
   test("a store written before the migration gets its totals backfilled, then kept", () => {
-    // The migrations as they were before 0005: the same folder without it.
+    // The migrations as they were before 0005: the same folder without it and the later ones.
     const before = join(dir, "drizzle-0004");
     cpSync(MIGRATIONS_DIR, before, { recursive: true });
-    rmSync(join(before, "0005_step_totals.sql"));
     const journalPath = join(before, "meta", "_journal.json");
     const journal = JSON.parse(readFileSync(journalPath, "utf8"));
-    journal.entries = journal.entries.filter((e: { tag: string }) => e.tag !== "0005_step_totals");
+    for (const e of journal.entries as Array<{ idx: number; tag: string }>)
+      if (e.idx >= 5) rmSync(join(before, `${e.tag}.sql`));
+    journal.entries = journal.entries.filter((e: { idx: number }) => e.idx < 5);
     writeFileSync(journalPath, JSON.stringify(journal));
     const path = join(dir, "old.db");
     const client = new Database(path, { create: true });

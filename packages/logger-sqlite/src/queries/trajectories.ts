@@ -33,16 +33,25 @@ const SORT_COLUMNS: Record<Exclude<TrajectoryFilter["sort"], "step">, SQLiteColu
 const likeEscaped = (column: SQLiteColumn, pattern: string): SQL =>
   sql`${column} LIKE ${pattern} ESCAPE '\\'`;
 
-/** The turns of the outer trajectory row that the env flagged as tampering (`info.tamper` non-empty). */
+/**
+ * A turn the env flagged as tampering (`info.tamper` non-empty): the WHERE of the partial index
+ * `turns_run_flagged` (schema.ts), written the same way so SQLite reads that index, never every turn's JSON.
+ */
+const FLAGGED_TURN = sql`json_valid(${turns.infoJson}) AND json_array_length(${turns.infoJson}, '$.tamper') > 0`;
+
+/** The turns of the outer trajectory row that the env flagged (through the partial index). */
 const flaggedTurnsOf = (db: StoreDb) =>
   db.$count(
     turns,
-    and(
-      eq(turns.runId, trajectories.runId),
-      eq(turns.rolloutId, trajectories.rolloutId),
-      sql`json_valid(${turns.infoJson}) AND json_array_length(${turns.infoJson}, '$.tamper') > 0`,
-    ),
+    and(eq(turns.runId, trajectories.runId), eq(turns.rolloutId, trajectories.rolloutId), FLAGGED_TURN),
   );
+
+/**
+ * Ids of the run's trajectories with a flagged turn: the partial index `turns_run_flagged`'s rows of the run
+ * drive it (O(flagged turns); the test reads its query plan).
+ */
+export const flaggedTrajectoryIds = (runId: number): SQL =>
+  sql`SELECT t.id FROM turns u JOIN trajectories t ON t.run_id = u.run_id AND t.rollout_id = u.rollout_id WHERE u.run_id = ${runId} AND json_valid(u.info_json) AND json_array_length(u.info_json, '$.tamper') > 0`;
 
 /** The trajectory's own text or any of its turns' holds the pattern: a scan in list order (no index). */
 function scannedMatch(db: StoreDb, pattern: string): SQL | undefined {
@@ -93,9 +102,10 @@ function conditions(
   f: TrajectoryFilter,
   hits?: SearchHits | null,
 ): SQL | undefined {
-  // With the index's hits the matched ids drive the query (`+run_id`: not a (run_id, …) index scan).
+  // With the index's hits, or the flagged turns, the matched ids drive the query (`+run_id`: not a (run_id, …)
+  // index scan).
   const where: Array<SQL | undefined> = [
-    hits ? sql`+${trajectories.runId} = ${runId}` : eq(trajectories.runId, runId),
+    hits || f.flagged === "yes" ? sql`+${trajectories.runId} = ${runId}` : eq(trajectories.runId, runId),
   ];
   if (f.task) where.push(eq(trajectories.task, f.task));
   if (f.step !== undefined) where.push(eq(trajectories.step, f.step));
@@ -107,7 +117,8 @@ function conditions(
         ? eq(trajectories.validated, true)
         : sql`coalesce(${trajectories.validated}, 0) = 0`,
     );
-  if (f.flagged === "yes") where.push(sql`${flaggedTurnsOf(db)} > 0`);
+  // (`+run_id` above: SQLite then does not walk a (run_id, …) index of every trajectory instead.)
+  if (f.flagged === "yes") where.push(sql`${trajectories.id} IN (${flaggedTrajectoryIds(runId)})`);
   if (f.q) {
     const pattern = `%${f.q.replace(/[%_\\]/g, (m) => `\\${m}`)}%`;
     where.push(hits ? indexedMatch(runId, pattern, hits) : scannedMatch(db, pattern));

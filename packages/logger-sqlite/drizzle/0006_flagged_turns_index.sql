@@ -1,0 +1,1 @@
+CREATE INDEX `turns_run_flagged` ON `turns` (`run_id`,`rollout_id`) WHERE json_valid(info_json) AND json_array_length(info_json, '$.tamper') > 0;
