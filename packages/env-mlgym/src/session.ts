@@ -76,22 +76,28 @@ export class MlgymSession implements EnvSession {
     return flagged.result;
   }
 
-  private templateState() {
+  /** Step, steps remaining, open file and directory as the footer shows them (`openFile`: whose editor). */
+  private footerState<F extends string | undefined>(openFile: F) {
     const remaining = Math.max(0, (this.options.config.max_steps ?? 10) - this.step_);
-    return { step: this.step_, remaining, openFile: this.toolsOpenFile, cwd: this.cwd };
+    return { step: this.step_, remaining, openFile, cwd: this.cwd };
+  }
+
+  private templateState() {
+    return this.footerState(this.toolsOpenFile);
   }
 
   private prompt(): string {
-    const remaining = Math.max(0, (this.options.config.max_steps ?? 10) - this.step_);
-    return footer({ step: this.step_, remaining, openFile: this.editor.state.file, cwd: this.cwd });
+    return footer(this.footerState(this.editor.state.file));
   }
 
   private observe(output: string): string {
     const agent = this.options.mlgymAgent;
     if (agent) return mlgymObservation(agent, this.task, output, this.templateState());
-    const remaining = Math.max(0, (this.options.config.max_steps ?? 10) - this.step_);
-    const state = { step: this.step_, remaining, openFile: this.editor.state.file, cwd: this.cwd };
-    return observation(output, state, this.options.config.max_observation_chars);
+    return observation(
+      output,
+      this.footerState(this.editor.state.file),
+      this.options.config.max_observation_chars,
+    );
   }
 
   /**
