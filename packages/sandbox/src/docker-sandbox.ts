@@ -9,6 +9,7 @@ import {
   evaluationScript,
   layoutCommands,
   tarWithoutReadOnly,
+  taskDir,
 } from "./docker-layout.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 import { onlyFileOfTar } from "./docker-tar.ts";
@@ -86,34 +87,24 @@ export class DockerSandbox implements Sandbox {
    * otherwise the workspace is rebuilt here.
    */
   async reset(files: TaskFiles, options: AcquireOptions, bundle: Uint8Array | undefined): Promise<void> {
-    if (this.staged === files.key && !bundle && !options.snapshot && this.agent) {
-      this.staged = undefined;
-      const ws = shellQuote(this.workspace);
-      await this.rootRun(`rm -rf ${ws} && mv ${shellQuote(this.stagedPath)} ${ws}`);
-      const cd = await this.agent.shell.run(`cd ${ws}`);
-      if (cd.exitCode !== 0) throw new Error(`the staged agent shell cannot enter ${this.workspace}`);
-      this.cwd = this.workspace;
-      this.files = files;
-      return;
-    }
-    if (this.staged === files.key && !bundle && options.snapshot && this.agent) {
-      // A fork into a parked container: the snapshot replaces the staged workspace's contents, so the agent
-      // shell already started in it is kept (no new exec); then the same renames as above.
+    if (this.staged === files.key && !bundle && this.agent) {
+      // The staged workspace takes the workspace's place; the agent shell already started in it is kept (no new
+      // exec). A fork into a parked container first replaces the staged contents by the snapshot.
       this.staged = undefined;
       const staged = shellQuote(this.stagedPath);
-      await this.rootRun(`find ${staged} -mindepth 1 -delete`);
-      await withTimeout(
-        this.container.putArchive(Buffer.from(options.snapshot), { path: this.stagedPath }),
-        this.options.timeoutMs,
-        "putArchive snapshot",
-      );
       const ws = shellQuote(this.workspace);
-      await this.rootRun(
-        [
-          ...layoutCommands(files, this.stagedPath, false, this.options.user).slice(2),
-          `rm -rf ${ws} && mv ${staged} ${ws}`,
-        ].join("\n"),
-      );
+      if (options.snapshot) {
+        await this.rootRun(`find ${staged} -mindepth 1 -delete`);
+        await withTimeout(
+          this.container.putArchive(Buffer.from(options.snapshot), { path: this.stagedPath }),
+          this.options.timeoutMs,
+          "putArchive snapshot",
+        );
+      }
+      const layout = options.snapshot
+        ? layoutCommands(files, this.stagedPath, false, this.options.user).slice(2)
+        : [];
+      await this.rootRun([...layout, `rm -rf ${ws} && mv ${staged} ${ws}`].join("\n"));
       const cd = await this.agent.shell.run(`cd ${ws}`);
       if (cd.exitCode !== 0) throw new Error(`the staged agent shell cannot enter ${this.workspace}`);
       this.cwd = this.workspace;
@@ -121,15 +112,15 @@ export class DockerSandbox implements Sandbox {
       return;
     }
     this.staged = undefined;
-    const taskDir = `${AIR_DIR}/tasks/${files.key}`;
+    const dir = taskDir(files);
     if (bundle) {
-      await this.rootRun(`rm -rf ${shellQuote(taskDir)} && mkdir -p ${shellQuote(taskDir)}`);
+      await this.rootRun(`rm -rf ${shellQuote(dir)} && mkdir -p ${shellQuote(dir)}`);
       await withTimeout(
-        this.container.putArchive(Buffer.from(bundle), { path: taskDir }),
+        this.container.putArchive(Buffer.from(bundle), { path: dir }),
         this.options.timeoutMs,
         "putArchive",
       );
-      await this.rootRun(`chown -R root:root ${shellQuote(taskDir)}`);
+      await this.rootRun(`chown -R root:root ${shellQuote(dir)}`);
       this.bundles.add(files.key);
     }
     this.agent?.close();
