@@ -160,6 +160,12 @@ export interface GenerateRequest {
   parseReply?: (text: string) => Action;
   /** How many of `messages` the env's `start()` gave (system prompt, demonstrations, task): history trimming keeps them. */
   initialMessages?: number;
+  /**
+   * The rollout's previous turn: its prompt ids and the `Generation.promptCursor` the policy returned with them.
+   * A policy whose server sends every prompt id each turn may read only the ids after these (vLLM's
+   * `return_token_ids`); it must return the same ids either way.
+   */
+  previousPrompt?: { ids: ArrayLike<number>; cursor: unknown };
 }
 
 export interface Policy extends PluginBase {

@@ -65,6 +65,8 @@ export interface Generation {
   /** Sampling temperature used. */
   temperature: number;
   usage?: { promptTokens: number; completionTokens: number };
+  /** The policy's own note on `promptTokenIds` (opaque to the loop), handed back with the next turn's request. */
+  promptCursor?: unknown;
 }
 
 /** What the environment returns after one action. */

@@ -14,6 +14,7 @@ import { checkTokenData, isContextLengthError, readCompletion, readLlamaCompleti
 /** `AirError.details` entry of a llama.cpp sample that lacks some logprobs: that sample fails, not the server. */
 export const LLAMA_PARTIAL = "llama.cpp: logprob entries left out for UTF-8-split tokens";
 
+import type { PromptCursor, PromptHint } from "./answer-ids.ts";
 import { adminUrls, baseUrls, loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
@@ -48,6 +49,8 @@ interface Sampled {
   /** Weights version when the request was sent. */
   version: number;
   usage?: Generation["usage"];
+  /** Cursor of the answer's prompt-id list (when the ids came from it). */
+  cursor?: PromptCursor;
 }
 
 /**
@@ -287,6 +290,7 @@ export class OpenAIPolicy implements Policy {
       temperature: this.config.temperature,
     };
     if (sampled.usage) generation.usage = sampled.usage;
+    if (sampled.cursor) generation.promptCursor = sampled.cursor;
     return generation;
   }
 
@@ -312,15 +316,17 @@ export class OpenAIPolicy implements Policy {
       return await this.sampleLlama(info, messages, maxTokens, request, formatRetry, promptIds, version);
     const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
     let answer: unknown;
+    let cursor: PromptCursor | undefined;
+    const hint = hintOf(request.previousPrompt);
     const model = body.model;
     this.modelUse.set(model, (this.modelUse.get(model) ?? 0) + 1);
     try {
-      answer = await this.gate.run(
+      ({ answer, cursor } = await this.gate.run(
         "chat completion",
-        () => this.pool.use(request.rolloutId, (server) => server.chat(body, signal)),
+        () => this.pool.use(request.rolloutId, (server) => server.chatAnswer(body, signal, hint)),
         signal,
         true,
-      );
+      ));
     } catch (error) {
       if (statusOf(error) === 400 && isContextLengthError(errorMessage(error))) {
         return this.contextStop(promptIds ?? [], version);
@@ -369,7 +375,20 @@ export class OpenAIPolicy implements Policy {
         { plugin: "openai", hook: "generate" },
       );
     }
-    return { text: read.text, finishReason: read.finishReason, ...data, version, usage: read.usage };
+    const sampled: Sampled = {
+      text: read.text,
+      finishReason: read.finishReason,
+      ...data,
+      version,
+      usage: read.usage,
+    };
+    if (
+      cursor !== undefined &&
+      read.promptTokenIds !== undefined &&
+      cursor.count === data.promptTokenIds.length
+    )
+      sampled.cursor = cursor;
+    return sampled;
   }
 
   /**
@@ -518,6 +537,15 @@ export class OpenAIPolicy implements Policy {
       throw error;
     }
   }
+}
+
+/** The request's previous prompt as a hint for reading the answer, when its cursor is one this policy made. */
+function hintOf(previous: GenerateRequest["previousPrompt"]): PromptHint | undefined {
+  const c = previous?.cursor as Partial<PromptCursor> | undefined;
+  if (previous === undefined || typeof c?.textLength !== "number" || typeof c.count !== "number")
+    return undefined;
+  if (typeof c.hash !== "bigint" && typeof c.hash !== "number") return undefined;
+  return { ids: previous.ids, cursor: c as PromptCursor };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Message } from "@air/core";
+import { type PromptCursor, type PromptHint, parseChatAnswer } from "./answer-ids.ts";
 import { baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { HttpStatusError } from "./retry.ts";
 
@@ -56,6 +57,18 @@ export class InferenceServer {
    * 2xx answer that is not JSON throws.
    */
   async chat(body: ChatBody, signal: AbortSignal): Promise<unknown> {
+    return (await this.chatAnswer(body, signal)).answer;
+  }
+
+  /**
+   * `chat`, plus the cursor of the answer's prompt-id list; with `hint` (the rollout's previous prompt ids and
+   * their cursor) only the ids after that prompt are parsed (`parseChatAnswer`).
+   */
+  async chatAnswer(
+    body: ChatBody,
+    signal: AbortSignal,
+    hint?: PromptHint,
+  ): Promise<{ answer: unknown; cursor?: PromptCursor }> {
     const response = await fetch(this.chatUrl, {
       method: "POST",
       headers: this.headers,
@@ -65,7 +78,7 @@ export class InferenceServer {
     const text = await response.text();
     if (!response.ok) throw new HttpStatusError(response.status, this.chatUrl, text);
     try {
-      return JSON.parse(text) as unknown;
+      return parseChatAnswer(text, hint);
     } catch {
       throw new Error(
         `${this.chatUrl} answered ${response.status} with malformed JSON: ${text.slice(0, 200)}`,

@@ -46,7 +46,8 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
     { label: "4096, 8k", inFlight: 4096, observationChars: 600, context: "8k", repeats: r },
     { label: "1024, 32k", inFlight: 1024, observationChars: 3850, context: "32k", repeats: 1 },
   ];
-  const only = process.env.AIR_BENCH_SCALE_CASES?.split(",");
+  // Labels hold a comma ("1024, 8k"): several cases are separated by ";".
+  const only = process.env.AIR_BENCH_SCALE_CASES?.split(";").map((s) => s.trim());
   const rows = new Map<string, Row[]>();
   const sims: SimServerProcess[] = [];
   try {

@@ -63,3 +63,31 @@ test("the session's formatErrorMessage and the count of its initial messages rea
   expect(without.requests).toHaveLength(1);
   expect("formatErrorMessage" in (without.requests[0] as object)).toBe(false);
 });
+
+test("the policy's promptCursor comes back with the next turn's request, next to that turn's prompt ids", async () => {
+  const { deps: d, requests } = deps(undefined);
+  let turn = 0;
+  const session: EnvSession = {
+    start: async () => [{ role: "user", content: "task" }],
+    step: async () => ({ observation: "ok", done: false, kind: "command" }),
+    close: async () => {},
+  };
+  d.env = { examples: async () => [], open: async () => session };
+  d.policy.generate = async (request: GenerateRequest) => {
+    requests.push(request);
+    const prompt = Array.from({ length: 3 + 3 * turn }, (_, i) => i);
+    return {
+      action: { text: "x", command: "x" },
+      promptTokenIds: prompt,
+      completionTokenIds: [100 + turn],
+      completionLogprobs: [-1],
+      finishReason: "stop",
+      policyVersion: 0,
+      temperature: 1,
+      promptCursor: `cursor ${turn++}`,
+    };
+  };
+  await runRollout(d, input);
+  expect(requests.map((r) => r.previousPrompt?.cursor)).toEqual([undefined, "cursor 0", "cursor 1"]);
+  expect(Array.from(requests[2]?.previousPrompt?.ids ?? [])).toEqual([0, 1, 2, 3, 4, 5]);
+});

@@ -103,6 +103,8 @@ export interface Episode {
   messages: Message[];
   /** The rollout's token ids, each shared prefix held once (a new log when absent). */
   tokens?: TokenLog;
+  /** The last recorded turn's `Generation.promptCursor`, handed back to the policy with the next request. */
+  promptCursor?: unknown;
 }
 
 /**
@@ -131,6 +133,10 @@ export async function playTurn(
   };
   if (session.formatErrorMessage !== undefined) request.formatErrorMessage = session.formatErrorMessage;
   if (session.parseReply) request.parseReply = session.parseReply.bind(session);
+  const last = trajectory.turns.at(-1);
+  if (episode.promptCursor !== undefined && last !== undefined) {
+    request.previousPrompt = { ids: last.promptTokenIds, cursor: episode.promptCursor };
+  }
   const generation = await pending.run(
     `${names.policy}.generate ${rolloutId} turn ${index}`,
     timeouts.generate_ms,
@@ -172,6 +178,7 @@ export async function playTurn(
     timing: { generateMs, envMs: Date.now() - e0 },
   };
   trajectory.turns.push(turn);
+  episode.promptCursor = generation.promptCursor;
   messages.push({ role: "assistant", content: generation.action.text });
   messages.push({ role: "user", content: result.observation });
   await deps.bus.emit("turn:end", { rolloutId, step: episode.step, turn });
