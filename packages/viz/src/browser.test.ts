@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openStore, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { serve, type VizServer } from "./serve.ts";
+import { launchChromium } from "./test-browser.ts";
 import { comparisonFixture } from "./test-comparison.ts";
 import { runTreeFixture } from "./test-tree.ts";
 
@@ -21,13 +22,7 @@ beforeAll(async () => {
   expect(run.summary.status).toBe("completed");
   dbPath = run.dbPath;
   server = serve({ dbPath, port: 0, comparison: comparisonFixture() });
-  browser = await chromium.launchPersistentContext(join(dir, "profile"), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--headless"],
-    viewport: { width: 1400, height: 1000 },
-    timeout: 30_000,
-  });
+  browser = await launchChromium(dir, { width: 1400, height: 1000 });
 }, 60_000);
 
 afterAll(async () => {

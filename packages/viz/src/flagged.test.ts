@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openStore, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { createApp, type VizApp } from "./app.ts";
 import { serve, type VizServer } from "./serve.ts";
+import { launchChromium } from "./test-browser.ts";
 
 /** Turns the env flagged as tampering (`info.tamper`): the trajectory list's filter, the page's highlight. */
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
@@ -23,13 +24,7 @@ beforeAll(async () => {
   dbPath = run.dbPath;
   app = createApp(dbPath);
   server = serve({ dbPath, port: 0 });
-  browser = await chromium.launchPersistentContext(join(dir, "profile"), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--headless"],
-    viewport: { width: 1400, height: 1000 },
-    timeout: 30_000,
-  });
+  browser = await launchChromium(dir, { width: 1400, height: 1000 });
 }, 60_000);
 
 afterAll(async () => {

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore, STALE_MS, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { serve, type VizServer } from "./serve.ts";
+import { launchChromium } from "./test-browser.ts";
 
 /**
  * The run header (`#live-text`) in Chromium says what state the run is in, as the store says it: a finished run
@@ -22,12 +23,7 @@ beforeAll(async () => {
   expect(run.summary.status).toBe("completed");
   dbPath = run.dbPath;
   server = serve({ dbPath, port: 0 });
-  browser = await chromium.launchPersistentContext(join(dir, "profile"), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--headless"],
-    timeout: 30_000,
-  });
+  browser = await launchChromium(dir);
 }, 60_000);
 
 afterAll(async () => {
