@@ -82,17 +82,13 @@ export class MlgymSession implements EnvSession {
     return { step: this.step_, remaining, openFile, cwd: this.cwd };
   }
 
-  private templateState() {
-    return this.footerState(this.toolsOpenFile);
-  }
-
   private prompt(): string {
     return footer(this.footerState(this.editor.state.file));
   }
 
   private observe(output: string): string {
     const agent = this.options.mlgymAgent;
-    if (agent) return mlgymObservation(agent, this.task, output, this.templateState());
+    if (agent) return mlgymObservation(agent, this.task, output, this.footerState(this.toolsOpenFile));
     return observation(
       output,
       this.footerState(this.editor.state.file),
@@ -161,7 +157,7 @@ export class MlgymSession implements EnvSession {
       return [
         { role: "system", content: mlgymSystemPrompt(agent, this.task) },
         ...agent.demonstrations,
-        { role: "user", content: mlgymTaskPrompt(agent, this.task, this.templateState()) },
+        { role: "user", content: mlgymTaskPrompt(agent, this.task, this.footerState(this.toolsOpenFile)) },
       ];
     }
     return [
