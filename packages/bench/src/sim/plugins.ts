@@ -14,6 +14,17 @@ function observationOf(chars: number | undefined): string {
   return body.slice(0, chars);
 }
 
+const utf8 = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * `template` as a string of its own, as a real env's output is (decoded from the process's bytes): not the one
+ * shared string, so what the orchestrator holds per turn is measured as a real run holds it.
+ */
+function freshCopy(template: Uint8Array): string {
+  return decoder.decode(template);
+}
+
 /**
  * An environment whose steps take a latency drawn from `step_latency` and never end the episode (rollouts
  * run `max_turns` turns). Stands in for MLGym containers when the orchestrator itself is measured.
@@ -44,7 +55,7 @@ export const simEnv = definePlugin({
     const task = "Improve the baseline model's score on the held-out split. ".repeat(
       Math.ceil(config.task_chars / 59),
     );
-    const observation = observationOf(config.observation_chars);
+    const observation = utf8.encode(observationOf(config.observation_chars));
     const examples: Example[] = Array.from({ length: config.examples }, (_, i) => ({
       id: `ex${i}`,
       task: "sim",
@@ -58,7 +69,7 @@ export const simEnv = definePlugin({
         ],
         step: async () => {
           await sleep(next(), ctx.signal);
-          return { observation, done: false, kind: "command" };
+          return { observation: freshCopy(observation), done: false, kind: "command" };
         },
         close: async () => {},
       }),

@@ -3,6 +3,7 @@ import type { EventBus } from "../events.ts";
 import type { PendingWork } from "../pending.ts";
 import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
+import { setPromptMessages } from "./prompt-view.ts";
 import { TokenLog } from "./tokens.ts";
 
 export interface RolloutDeps {
@@ -156,14 +157,14 @@ export async function playTurn(
     { plugin: names.env, hook: "step", signal },
   );
   const ids = tokens.append(generation.promptTokenIds, generation.completionTokenIds, trajectory.turns);
+  const sent = generation.promptMessages ?? request.messages;
   const turn: Turn = {
     index,
-    // The request's list (already a copy of the conversation so far) when the policy sent it as is.
-    promptMessages: generation.promptMessages ?? request.messages,
+    promptMessages: sent,
     completionText: generation.action.text,
     promptTokenIds: ids.prompt,
     completionTokenIds: ids.completion,
-    completionLogprobs: Float32Array.from(generation.completionLogprobs),
+    completionLogprobs: tokens.appendLogprobs(generation.completionLogprobs, trajectory.turns),
     finishReason: generation.finishReason,
     action: generation.action,
     observation: result.observation,
@@ -177,6 +178,8 @@ export async function playTurn(
     info: result.info,
     timing: { generateMs, envMs: Date.now() - e0 },
   };
+  // A view of the conversation when the policy sent it as is (no per-turn list of the whole history).
+  setPromptMessages(turn, sent, messages);
   trajectory.turns.push(turn);
   episode.promptCursor = generation.promptCursor;
   messages.push({ role: "assistant", content: generation.action.text });

@@ -67,3 +67,25 @@ describe("TokenLog", () => {
     expect(turns.map((t) => Array.from(t.promptTokenIds))).toEqual(shapes.map((s) => s.prompt));
   });
 });
+
+describe("TokenLog.appendLogprobs", () => {
+  test("every turn's logprobs view one buffer; growing it moves the earlier views; trim keeps their values", () => {
+    const log = new TokenLog();
+    const turns: Turn[] = [];
+    const expected: number[][] = [];
+    for (let k = 0; k < 30; k++) {
+      const values = Array.from({ length: 100 }, (_, i) => -(k * 100 + i) / 1024);
+      expected.push(values);
+      const view = log.appendLogprobs(values, turns);
+      turns.push(makeTurn({ index: k, completionLogprobs: view }));
+    }
+    const held = new Set(turns.map((t) => (t.completionLogprobs as Float32Array).buffer));
+    expect(held.size).toBe(1);
+    expect(turns.map((t) => Array.from(t.completionLogprobs))).toEqual(expected);
+    log.trim(turns);
+    const trimmed = (turns[0]?.completionLogprobs as Float32Array | undefined)?.buffer as ArrayBuffer;
+    expect(trimmed.byteLength).toBe(4 * 30 * 100);
+    expect(turns.every((t) => (t.completionLogprobs as Float32Array).buffer === trimmed)).toBe(true);
+    expect(turns.map((t) => Array.from(t.completionLogprobs))).toEqual(expected);
+  });
+});

@@ -6,7 +6,8 @@ import type { Turn } from "../types.ts";
  * template re-renders the history the same way), so only its new tokens are written; a prompt that does not
  * extend the sequence (history elided, the template re-rendered a reply differently) starts a new sequence
  * with a copy of it. The server's id arrays are read, not kept: a turn costs 4 bytes per new token, not
- * 8 bytes per token of its whole prompt.
+ * 8 bytes per token of its whole prompt. The turns' completion logprobs likewise share one growing
+ * Float32Array (`appendLogprobs`).
  * @example
  * const log = new TokenLog();
  * const ids = log.append(generation.promptTokenIds, generation.completionTokenIds, trajectory.turns);
@@ -15,6 +16,9 @@ import type { Turn } from "../types.ts";
 export class TokenLog {
   private data = new Int32Array(0);
   private length = 0;
+  /** Every turn's completion logprobs back to back (4-byte floats); each turn's are a view. */
+  private logprobs = new Float32Array(0);
+  private logprobCount = 0;
 
   /** Tokens in the current sequence. */
   get size(): number {
@@ -46,10 +50,25 @@ export class TokenLog {
   }
 
   /**
+   * Writes one turn's completion logprobs after the earlier turns' and returns a view of them (one buffer per
+   * rollout instead of a small one per turn). When the buffer grows, `turns`' logprob views move to the new one.
+   */
+  appendLogprobs(logprobs: ArrayLike<number>, turns: Turn[]): Float32Array {
+    const start = this.logprobCount;
+    const end = start + logprobs.length;
+    if (end > this.logprobs.length) this.resizeLogprobs(Math.ceil(end * 1.125) + 64, turns);
+    const data = this.logprobs;
+    for (let i = 0; i < logprobs.length; i++) data[start + i] = logprobs[i] as number;
+    this.logprobCount = end;
+    return data.subarray(start, end);
+  }
+
+  /**
    * Drops the unused capacity (a finished rollout waiting for its batch); `turns`' views move to the new buffer.
    */
   trim(turns: Turn[]): void {
     if (this.data.length > this.length) this.resize(this.length, turns);
+    if (this.logprobs.length > this.logprobCount) this.resizeLogprobs(this.logprobCount, turns);
   }
 
   /** Whether `prompt` starts with the whole sequence so far. */
@@ -81,11 +100,21 @@ export class TokenLog {
       turn.completionTokenIds = moved(turn.completionTokenIds, old, next);
     }
   }
+
+  /** The logprob buffer at `capacity`; `turns`' logprob views move to it. */
+  private resizeLogprobs(capacity: number, turns: Turn[]): void {
+    const old = this.logprobs;
+    const next = new Float32Array(capacity);
+    next.set(old.subarray(0, this.logprobCount));
+    this.logprobs = next;
+    if (old.length === 0) return;
+    for (const turn of turns) turn.completionLogprobs = moved(turn.completionLogprobs, old, next);
+  }
 }
 
 /** `view` re-pointed from `old` to `next` when it is a view of `old`; else unchanged. */
-function moved<T extends Turn["promptTokenIds"]>(view: T, old: Int32Array, next: Int32Array): T | Int32Array {
-  if (!(view instanceof Int32Array) || view.buffer !== old.buffer) return view;
-  const start = view.byteOffset / Int32Array.BYTES_PER_ELEMENT;
-  return next.subarray(start, start + view.length);
+function moved<T, A extends Int32Array | Float32Array>(view: T, old: A, next: A): T | A {
+  if (!ArrayBuffer.isView(view) || view.buffer !== old.buffer) return view;
+  const start = view.byteOffset / old.BYTES_PER_ELEMENT;
+  return next.subarray(start, start + (view as unknown as A).length) as A;
 }
