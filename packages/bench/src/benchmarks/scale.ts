@@ -1,23 +1,24 @@
 import { procCpuMs, runWorker, type SimServerProcess, spawnSimServer } from "../proc.ts";
 import type { BenchReport } from "../report.ts";
-import { type LatencySpec, meanLatencyMs } from "../sim/latency.ts";
-import { fmt, fmtSpread, spread } from "../stats.ts";
+import { fmt } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
+import type { FloorSample } from "./scale-floor-worker.ts";
+import {
+  COMPLETION_TOKENS,
+  ENV,
+  failedSample,
+  LLM,
+  type Row,
+  SERVERS,
+  scaleReport,
+  TASK_CHARS,
+  TURNS,
+} from "./scale-report.ts";
 import type { ScaleInput, ScaleSample } from "./scale-worker.ts";
 
-/**
- * An 8k-context turn: a ~100-token reply. 4096 rollouts over 4 servers are ~1024 sequences per server; a decode
- * step at that batch and context takes tens of ms, so 100 tokens take seconds.
- */
-const LLM: LatencySpec = { dist: "lognormal", median_ms: 6000, spread: 0.3 };
-/** An MLGym command (ls, python train.py --quick, cat) in a container. */
-const ENV: LatencySpec = { dist: "lognormal", median_ms: 1000, spread: 0.3 };
 const WORKER = `${import.meta.dir}/scale-worker.ts`;
-const SERVERS = 4;
+const FLOOR_WORKER = `${import.meta.dir}/scale-floor-worker.ts`;
 const WORKER_TIMEOUT_MS = Number(process.env.AIR_BENCH_SCALE_WORKER_S ?? 1500) * 1000;
-const TURNS = 30;
-const COMPLETION_TOKENS = 100;
-const TASK_CHARS = 1500;
 
 interface Case {
   label: string;
@@ -26,10 +27,6 @@ interface Case {
   observationChars: number;
   context: string;
   repeats: number;
-}
-
-interface Row extends ScaleSample {
-  serverCpuMsPerTurn: number;
 }
 
 /**
@@ -96,10 +93,9 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
             `${fmt(sample.cpuMsPerTurn)} ms CPU/turn, heap ${fmt(sample.heapPerRolloutKb)} KiB/rollout ` +
             `(goal ${fmt(sample.goalPerRolloutKb)}) (${sample.status})\n`,
         );
-        rows.set(c.label, [
-          ...(rows.get(c.label) ?? []),
-          { ...sample, serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns) },
-        ]);
+        const row: Row = { ...sample, serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns) };
+        if (rep === 0) row.floorCpuMsPerRequest = await floorCpu(input, c.inFlight);
+        rows.set(c.label, [...(rows.get(c.label) ?? []), row]);
       }
     }
   } finally {
@@ -108,150 +104,19 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
   return scaleReport(rows, options);
 }
 
-function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): BenchReport {
-  const s = (list: Row[], f: (r: Row) => number) => fmtSpread(spread(list.map(f)));
-  const median = (label: string, f: (r: Row) => number) => spread((rows.get(label) ?? []).map(f)).median;
-  const table = {
-    headers: [
-      "in-flight, context",
-      "runs",
-      "turns/run",
-      "throughput (turns/s)",
-      "ideal bound",
-      "ratio (goal ≥0.95 at 4096)",
-      "orchestrator CPU ms/turn, whole run (goal ≤0.3)",
-      "CPU ms/turn, steady window",
-      "cores used, steady window",
-      "sim servers' CPU ms/turn (4 processes)",
-      "heap per in-flight rollout (KiB)",
-      "goal: 1.5 × (4 B × tokens + text) (KiB)",
-      "heap ÷ goal (goal ≤1)",
-      "mean tokens, text chars per rollout",
-      "peak RSS (MiB)",
-      "generate overhead ms/turn",
-      "machine load (1 min)",
-    ],
-    rows: [...rows.entries()].map(([label, list]) => [
-      label,
-      String(list.length),
-      String(list[0]?.turns ?? 0),
-      s(list, (x) => x.throughput),
-      fmt(list[0]?.bound ?? Number.NaN),
-      s(list, (x) => x.throughput / x.bound),
-      s(list, (x) => x.cpuMsPerTurn),
-      s(list, (x) => x.windowCpuMsPerTurn),
-      s(list, (x) => x.windowCores),
-      s(list, (x) => x.serverCpuMsPerTurn),
-      s(list, (x) => x.heapPerRolloutKb),
-      s(list, (x) => x.goalPerRolloutKb),
-      s(list, (x) => x.heapPerRolloutKb / x.goalPerRolloutKb),
-      `${fmt(median(label, (x) => x.meanTokens))}, ${fmt(median(label, (x) => x.meanTextChars))}`,
-      s(list, (x) => x.rssPeakMb),
-      s(list, (x) => x.generateOverheadMs),
-      s(list, (x) => x.load1),
-    ]),
-  };
-  const ratio = median("4096, 8k", (x) => x.throughput / x.bound);
-  const cpu1024 = median("1024, 8k", (x) => x.cpuMsPerTurn);
-  const cpu4096 = median("4096, 8k", (x) => x.cpuMsPerTurn);
-  const mem = median("1024, 8k", (x) => x.heapPerRolloutKb / x.goalPerRolloutKb);
-  const heap8k = median("1024, 8k", (x) => x.heapPerRolloutKb);
-  const verdict = (ok: boolean) => (ok ? "met" : "missed");
-  const goals = [
-    `throughput ≥ 0.95 × bound at 4096 in flight over 4 servers (8k contexts): **${fmt(ratio)}** — ${verdict(ratio >= 0.95)}`,
-    `orchestrator CPU ≤ 0.3 ms per turn at 1024 in flight (8k): **${fmt(cpu1024)} ms** — ${verdict(cpu1024 <= 0.3)}`,
-    `orchestrator CPU ≤ 0.3 ms per turn at 4096 in flight (8k): **${fmt(cpu4096)} ms** — ${verdict(cpu4096 <= 0.3)}`,
-    `heap per in-flight rollout at 8k contexts ≤ 1.5 × (4 B × tokens + text): **${fmt(mem)}×** of it ` +
-      `(${fmt(heap8k)} KiB; 10,000 rollouts ≈ ${fmt((heap8k * 10_000) / 2 ** 20)} GiB, goal ≤ 2) — ${verdict(mem <= 1)}`,
-  ];
-  return {
-    name: "scale",
-    title: "12. Internet scale, simulated",
-    command: `bun run bench scale${options.quick ? " --quick" : ""} --write`,
-    tables: [table],
-    goals,
-    notes: [
-      `Setup: the real loop (\`startRun\`, \`openai\` policy with \`base_url\` a list of ${SERVERS} simulated vLLM ` +
-        `servers, each its own process; grpo, \`interleaved\` strategy, trainer \`none\`, the sqlite logger ` +
-        `recording into the run's air.db) with batch_size = in-flight = max_concurrent_rollouts, ${TURNS} turns ` +
-        `per rollout, one step, BUN_CONFIG_MAX_HTTP_REQUESTS = 2 × in-flight. Each turn: a ${COMPLETION_TOKENS}-token ` +
-        `reply (LLM latency ${LLM.dist} median ${LLM.median_ms} ms, σ ${LLM.spread}, mean ` +
-        `${fmt(meanLatencyMs(LLM))} ms), then an observation of 600 characters (8k rows) or 3,850 (32k rows) ` +
-        `(env latency median ${ENV.median_ms} ms, mean ${fmt(meanLatencyMs(ENV))} ms); the task prompt is ` +
-        `${TASK_CHARS} characters. The sim servers render prompts like a chat template (role token, content ` +
-        "ids, end token per message), so a rollout's prompts share their prefix token for token, as vLLM's do.",
-      "Throughput is counted from 2 mean turn times after the start to the moment the first rollout ends (all " +
-        "slots busy until then); bound = in-flight ÷ (mean LLM + mean env latency). CPU per turn (whole run) is the " +
-        "worker's user+system CPU ÷ turns, including the batch (advantages, samples) and the store's last flush; " +
-        "the steady-window figure leaves those out. Heap per rollout: when the first rollout ends, a full GC, then " +
-        "the JS heap (objects and array buffers, `bun:jsc` heapStats) minus the heap after the warm-up run, ÷ " +
-        "in-flight — everything the orchestrator holds per rollout (trajectory, token ids, logprobs, messages, " +
-        "pending requests, the logger's queue). Its goal is 1.5 × (4 bytes × the rollout's tokens + its " +
-        "conversation's characters) at that moment.",
-      limitsNote(rows),
-      ...failedNote(rows),
-    ],
-  };
-}
-
-function failedSample(inFlight: number, status: string): ScaleSample {
-  const nan = Number.NaN;
-  return {
-    inFlight,
-    status,
-    turns: 0,
-    wallS: nan,
-    throughput: nan,
-    bound: nan,
-    cpuMsPerTurn: nan,
-    windowCpuMsPerTurn: nan,
-    windowCores: nan,
-    heapPerRolloutKb: nan,
-    goalPerRolloutKb: nan,
-    meanTokens: nan,
-    meanTextChars: nan,
-    rssPeakMb: nan,
-    rssPerRolloutKb: nan,
-    gcPauseMs: nan,
-    generateOverheadMs: nan,
-    load1: nan,
-  };
-}
-
-function failedNote(rows: Map<string, Row[]>): string[] {
-  const failed = [...rows.entries()].flatMap(([label, list]) =>
-    list.filter((r) => r.status !== "completed").map((r) => `${label}: ${r.status}`),
-  );
-  return failed.length > 0 ? [`Runs that did not complete: ${failed.join("; ")}`] : [];
-}
-
-/** What each case needed at its bound, in cores, against what it got: where a core saturates. */
-function limitsNote(rows: Map<string, Row[]>): string {
-  const median = (list: Row[], f: (r: Row) => number) => spread(list.map(f)).median;
-  const parts = [...rows.entries()].map(([label, list]) => {
-    const c = median(list, (r) => r.cpuMsPerTurn);
-    const bound = median(list, (r) => r.bound);
-    return (
-      `${label}: the orchestrator needs ${fmt((c * bound) / 1000)} core at the bound ` +
-      `(${fmt(c)} ms × ${fmt(bound)} turns/s) and the sim servers ${fmt((median(list, (r) => r.serverCpuMsPerTurn) * bound) / 1000)}; ` +
-      `it used ${fmt(median(list, (r) => r.windowCores))} core in the steady window, and each turn waited ` +
-      `${fmt(median(list, (r) => r.generateOverheadMs))} ms beyond the simulated latency`
+/** The bare client's CPU per request for the case's requests (`scale-floor-worker.ts`); NaN when it failed. */
+async function floorCpu(input: ScaleInput, inFlight: number): Promise<number> {
+  try {
+    const floor = await runWorker<FloorSample>(FLOOR_WORKER, input, WORKER_TIMEOUT_MS, {
+      BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, inFlight * 2)),
+    });
+    process.stderr.write(
+      `[scale] bare client, ${inFlight} in flight: ${fmt(floor.cpuMsPerRequest)} ms CPU/request ` +
+        `(requests of ${fmt(floor.requestChars)} characters, answers of ${fmt(floor.answerChars)})\n`,
     );
-  });
-  const c = spread(
-    [...rows.values()]
-      .flat()
-      .filter((r) => r.status === "completed" && r.meanTokens < 10_000)
-      .map((r) => r.cpuMsPerTurn),
-  ).median;
-  return (
-    `What limits throughput: ${parts.join("; ")}. The turns waited while the orchestrator used a tenth of a ` +
-    "core: probably the machine's other work (the load average column, 2 cores) left each process about that " +
-    "share, so the sims' timers and the orchestrator's event loop ran late, which shows as generate overhead " +
-    "rather than orchestrator CPU (not verified: a run on an idle machine would tell). " +
-    `One core does 1000 ÷ ${fmt(c)} ≈ ${fmt(1000 / c)} turns/s at 8k contexts, so it saturates at about ` +
-    `${fmt((1000 / c) * 7.3)} rollouts in flight with this benchmark's 7.3 s turns (docs/SCALING.md). Most of a turn's ` +
-    "CPU is Bun's fetch and JSON.parse of the answer, which carries every prompt token id each turn (vLLM's " +
-    "return_token_ids), so CPU per turn grows with the context (the 32k row)."
-  );
+    return floor.cpuMsPerRequest;
+  } catch (error) {
+    process.stderr.write(`[scale] bare client failed: ${error instanceof Error ? error.message : error}\n`);
+    return Number.NaN;
+  }
 }
