@@ -1,3 +1,5 @@
+import type { Message } from "@air/core";
+
 /**
  * Reading a chat answer's `prompt_token_ids` without re-parsing the part the policy has already read.
  *
@@ -10,11 +12,16 @@
  * before. Either way the caller gets the same ids.
  */
 
-/** What the policy remembers of a rollout's last prompt-id list: its text length, text hash, id count. */
+/**
+ * What the policy remembers of a rollout's last prompt-id list: its text length, text hash, id count; and, set by
+ * the policy, how many messages that prompt had and its last message (`promptBound`).
+ */
 export interface PromptCursor {
   readonly textLength: number;
   readonly hash: bigint | number;
   readonly count: number;
+  readonly messages?: number;
+  readonly lastMessage?: Message;
 }
 
 /** The previous turn's prompt ids and the cursor read with them (`GenerateRequest.previousPrompt`). */

@@ -421,6 +421,41 @@ describe("context window", () => {
     expect(server.paths()).toEqual(["/v1/models", "/tokenize"]);
   });
 
+  test("with the previous prompt, a rollout whose text passes the window in bytes is not tokenized each turn", async () => {
+    const observation = "o".repeat(120);
+    const conversation = (turns: number): Message[] => [
+      ...MESSAGES,
+      ...Array.from({ length: turns }, (): Message[] => [
+        { role: "assistant", content: GOOD },
+        { role: "user", content: observation },
+      ]).flat(),
+    ];
+    // One list of message objects, as the loop's conversation is: turn k sends its first 2 + 2k messages.
+    const all = conversation(7);
+    const finalTokens = fakeTokens(renderPrompt(all)).length;
+    const play = async (withPrevious: boolean) => {
+      const server = start({ maxModelLen: finalTokens + 64 + 200 });
+      const policy = policyFor(server, { history: { last_observations: 0 } });
+      let previous: { ids: number[]; cursor: unknown } | undefined;
+      for (let k = 0; k <= 7; k++) {
+        const g = await policy.generate({
+          messages: all.slice(0, 2 + 2 * k),
+          rolloutId: "r0",
+          turnIndex: k,
+          signal: new AbortController().signal,
+          ...(withPrevious && previous ? { previousPrompt: previous } : {}),
+        });
+        expect(g.finishReason).toBe("stop");
+        expect(g.promptTokenIds).toEqual(fakeTokens(renderPrompt(all.slice(0, 2 + 2 * k))));
+        previous = { ids: g.promptTokenIds, cursor: g.promptCursor };
+      }
+      return server.paths().filter((p) => p === "/tokenize").length;
+    };
+    expect(await play(true)).toBe(0);
+    // Bytes alone bound the last turn above the window: it was tokenized first.
+    expect(await play(false)).toBeGreaterThan(0);
+  });
+
   test("when the window is unknown, the server's context-length 400 becomes context_length", async () => {
     const server = start({ maxModelLen: 300, reportMaxModelLen: false });
     const g = await generate(policyFor(server), long);

@@ -22,6 +22,7 @@ import { processHistory } from "./history.ts";
 import { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";
 import { formatErrorMessage, parseAction } from "./parse/action.ts";
 import { type PoolMember, ServerPool } from "./pool.ts";
+import { promptBound } from "./prompt-bound.ts";
 import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
 import { statusOf } from "./retry.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
@@ -302,7 +303,8 @@ export class OpenAIPolicy implements Policy {
     let maxTokens = this.config.max_tokens;
     let promptIds: number[] | undefined;
     const limit = this.configWindow ?? info.contextWindow;
-    if (limit !== undefined && upperBoundTokens(messages) + maxTokens > limit) {
+    const hint = hintOf(request.previousPrompt);
+    if (limit !== undefined && promptBound(messages, hint) + maxTokens > limit) {
       promptIds = await this.tokenizeMessages(info, messages, request.rolloutId, signal);
       if (promptIds !== undefined) {
         if (promptIds.length >= limit) return this.contextStop(promptIds, version);
@@ -314,10 +316,12 @@ export class OpenAIPolicy implements Policy {
     }
     if (info.kind === "llama.cpp" && this.config.require_token_data && !this.env.evaluationOnly)
       return await this.sampleLlama(info, messages, maxTokens, request, formatRetry, promptIds, version);
+    // vLLM and SGLang send the prompt ids back: tokenized ids are not held while the request is in flight.
+    if (this.config.return_token_ids && (info.kind === "vllm" || info.kind === "sglang"))
+      promptIds = undefined;
     const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
     let answer: unknown;
     let cursor: PromptCursor | undefined;
-    const hint = hintOf(request.previousPrompt);
     const model = body.model;
     this.modelUse.set(model, (this.modelUse.get(model) ?? 0) + 1);
     try {
@@ -387,7 +391,7 @@ export class OpenAIPolicy implements Policy {
       read.promptTokenIds !== undefined &&
       cursor.count === data.promptTokenIds.length
     )
-      sampled.cursor = cursor;
+      sampled.cursor = { ...cursor, messages: messages.length, lastMessage: messages.at(-1) };
     return sampled;
   }
 
@@ -546,15 +550,6 @@ function hintOf(previous: GenerateRequest["previousPrompt"]): PromptHint | undef
     return undefined;
   if (typeof c.hash !== "bigint" && typeof c.hash !== "number") return undefined;
   return { ids: previous.ids, cursor: c as PromptCursor };
-}
-
-/**
- * An upper bound on the prompt's token count without a tokenizer: byte-level BPE tokens cover at least one
- * byte each, plus a margin for the chat template's special tokens.
- */
-function upperBoundTokens(messages: Message[]): number {
-  // Buffer.byteLength counts UTF-8 bytes without encoding a copy of the conversation each turn.
-  return messages.reduce((sum, m) => sum + Buffer.byteLength(m.content, "utf8") + 32, 64);
 }
 
 /** A 31-bit seed from the run seed, rollout, turn and re-ask, so rollouts of one group still differ. */

@@ -19,6 +19,8 @@ export const TASK_CHARS = 1500;
 /** One run of a case: the worker's sample, the sim servers' CPU, and the bare client's CPU (first run only). */
 export interface Row extends ScaleSample {
   serverCpuMsPerTurn: number;
+  /** `/tokenize` requests per turn (prompts the policy checked against the window before sending). */
+  tokenizePerTurn: number;
   floorCpuMsPerRequest?: number;
 }
 
@@ -40,9 +42,11 @@ export function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): Be
       "orchestrator ÷ bare client",
       "cores used, steady window",
       "sim servers' CPU ms/turn (4 processes)",
+      "/tokenize requests per turn",
       "heap per in-flight rollout (KiB)",
       "goal: 1.5 × (4 B × tokens + text) (KiB)",
       "heap ÷ goal (goal ≤1)",
+      "of the heap: token ids + logprobs buffers (KiB)",
       "mean tokens, text chars per rollout",
       "peak RSS (MiB)",
       "generate overhead ms/turn",
@@ -61,9 +65,11 @@ export function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): Be
       fmt(spread(list.map((x) => x.cpuMsPerTurn)).median / floorOf(list)),
       s(list, (x) => x.windowCores),
       s(list, (x) => x.serverCpuMsPerTurn),
+      s(list, (x) => x.tokenizePerTurn),
       s(list, (x) => x.heapPerRolloutKb),
       s(list, (x) => x.goalPerRolloutKb),
       s(list, (x) => x.heapPerRolloutKb / x.goalPerRolloutKb),
+      s(list, (x) => x.tokenDataKb),
       `${fmt(median(label, (x) => x.meanTokens))}, ${fmt(median(label, (x) => x.meanTextChars))}`,
       s(list, (x) => x.rssPeakMb),
       s(list, (x) => x.generateOverheadMs),
@@ -98,7 +104,10 @@ export function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): Be
         `reply (LLM latency ${LLM.dist} median ${LLM.median_ms} ms, σ ${LLM.spread}, mean ` +
         `${fmt(meanLatencyMs(LLM))} ms), then an observation of 600 characters (8k rows) or 3,850 (32k rows) ` +
         `(env latency median ${ENV.median_ms} ms, mean ${fmt(meanLatencyMs(ENV))} ms); the task prompt is ` +
-        `${TASK_CHARS} characters. The sim servers render prompts like a chat template (role token, content ` +
+        `${TASK_CHARS} characters; each observation is a string of its own, as a real env's output is. The policy's ` +
+        "`max_model_len` is the row's context (8192, 32768), so it checks each prompt against the window as it " +
+        "would against a real model's (the /tokenize column). The sim servers render prompts like a chat template " +
+        "(role token, content " +
         "ids, end token per message), so a rollout's prompts share their prefix token for token, as vLLM's do.",
       "Throughput is counted from 2 mean turn times after the start to the moment the first rollout ends (all " +
         "slots busy until then); bound = in-flight ÷ (mean LLM + mean env latency). CPU per turn (whole run) is the " +
@@ -138,6 +147,7 @@ export function failedSample(inFlight: number, status: string): ScaleSample {
     windowCpuMsPerTurn: nan,
     windowCores: nan,
     heapPerRolloutKb: nan,
+    tokenDataKb: nan,
     goalPerRolloutKb: nan,
     meanTokens: nan,
     meanTextChars: nan,

@@ -19,6 +19,8 @@ export interface ScaleInput {
   taskChars: number;
   strategy: "branching" | "interleaved";
   seed: number;
+  /** The model's context window (`policy.max_model_len`): 8192 or 32768 as the row's context. */
+  maxModelLen?: number;
 }
 
 export interface ScaleSample {
@@ -38,6 +40,8 @@ export interface ScaleSample {
   heapPerRolloutKb: number;
   /** 1.5 × (4 bytes × the rollout's tokens + its text), mean over the rollouts at that moment. */
   goalPerRolloutKb: number;
+  /** Mean bytes (KiB) of the buffers holding a rollout's token ids and logprobs at that moment, capacity included. */
+  tokenDataKb: number;
   /** Mean tokens (last prompt + completion) and characters of the conversation at that moment. */
   meanTokens: number;
   meanTextChars: number;
@@ -61,6 +65,7 @@ const base = {
   seed: input.seed,
   sqliteLogger: true,
   lastObservations: 0,
+  maxModelLen: input.maxModelLen,
 };
 
 await runSimulated({ ...base, inFlight: 4, batchSize: 4, steps: 1, maxTurns: 2 });
@@ -73,7 +78,7 @@ const sampler = setInterval(() => {
 }, 200);
 
 /** Per rollout: tokens of its last turn (prompt + completion) and characters of its conversation so far. */
-const sizes = new Map<string, { tokens: number; chars: number }>();
+const sizes = new Map<string, { tokens: number; chars: number; bytes: number }>();
 const turnEnds: number[] = [];
 let generateMs = 0;
 let snapshot:
@@ -84,6 +89,7 @@ let snapshot:
       gcMs: number;
       tokens: number;
       chars: number;
+      bytes: number;
       goal: number;
     }
   | undefined;
@@ -112,7 +118,11 @@ const summary = await runSimulated({
         (before?.chars ?? t.promptMessages.reduce((a, m) => a + m.content.length, 0)) +
         t.completionText.length +
         t.observation.length;
-      sizes.set(e.rolloutId, { tokens: t.promptTokenIds.length + t.completionTokenIds.length, chars });
+      sizes.set(e.rolloutId, {
+        tokens: t.promptTokenIds.length + t.completionTokenIds.length,
+        chars,
+        bytes: bufferBytes(t.promptTokenIds) + bufferBytes(t.completionLogprobs),
+      });
       if (snapshot === undefined && t.index === input.maxTurns - 1) snapshot = measure(now);
     },
   },
@@ -122,12 +132,18 @@ const cpu = process.cpuUsage(cpu0);
 clearInterval(sampler);
 rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
 
+/** Bytes of the buffer `list` views (the rollout's one buffer), or of the list itself as 8-byte numbers. */
+function bufferBytes(list: ArrayLike<number>): number {
+  return ArrayBuffer.isView(list) ? list.buffer.byteLength : 8 * list.length;
+}
+
 /** Heap after a full GC and the rollouts' sizes, when the first rollout ends (all others still in flight). */
 function measure(at: number) {
   const cpuAt = process.cpuUsage();
   const list = [...sizes.values()];
   const tokens = list.reduce((a, s) => a + s.tokens, 0) / Math.max(1, list.length);
   const chars = list.reduce((a, s) => a + s.chars, 0) / Math.max(1, list.length);
+  const bytes = list.reduce((a, s) => a + s.bytes, 0) / Math.max(1, list.length);
   const g0 = performance.now();
   Bun.gc(true);
   const heap = heapStats().heapSize;
@@ -138,6 +154,7 @@ function measure(at: number) {
     gcMs: performance.now() - g0,
     tokens,
     chars,
+    bytes,
     goal: 1.5 * (4 * tokens + chars),
   };
 }
@@ -161,6 +178,7 @@ const sample: ScaleSample = {
   windowCores: windowCpuMs / 1000 / windowS,
   heapPerRolloutKb: snapshot ? (snapshot.heap - heapBase) / 1024 / input.inFlight : Number.NaN,
   goalPerRolloutKb: snapshot ? snapshot.goal / 1024 : Number.NaN,
+  tokenDataKb: snapshot ? snapshot.bytes / 1024 : Number.NaN,
   meanTokens: snapshot?.tokens ?? Number.NaN,
   meanTextChars: snapshot?.chars ?? Number.NaN,
   rssPeakMb: rssPeak / 2 ** 20,

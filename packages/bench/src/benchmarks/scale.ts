@@ -26,6 +26,8 @@ interface Case {
   /** Observation characters: the prompt grows by about completion + observation ÷ 4 tokens a turn. */
   observationChars: number;
   context: string;
+  /** The model's context window (`policy.max_model_len`): prompts grow to near it, as a real run's do. */
+  maxModelLen: number;
   repeats: number;
 }
 
@@ -39,9 +41,30 @@ interface Case {
 export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport> {
   const r = options.quick ? 1 : 2;
   const cases: Case[] = [
-    { label: "1024, 8k", inFlight: 1024, observationChars: 600, context: "8k", repeats: r },
-    { label: "4096, 8k", inFlight: 4096, observationChars: 600, context: "8k", repeats: r },
-    { label: "1024, 32k", inFlight: 1024, observationChars: 3850, context: "32k", repeats: 1 },
+    {
+      label: "1024, 8k",
+      inFlight: 1024,
+      observationChars: 600,
+      context: "8k",
+      maxModelLen: 8192,
+      repeats: r,
+    },
+    {
+      label: "4096, 8k",
+      inFlight: 4096,
+      observationChars: 600,
+      context: "8k",
+      maxModelLen: 8192,
+      repeats: r,
+    },
+    {
+      label: "1024, 32k",
+      inFlight: 1024,
+      observationChars: 3850,
+      context: "32k",
+      maxModelLen: 32_768,
+      repeats: 1,
+    },
   ];
   // Labels hold a comma ("1024, 8k"): several cases are separated by ";".
   const only = process.env.AIR_BENCH_SCALE_CASES?.split(";").map((s) => s.trim());
@@ -73,8 +96,10 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
           taskChars: TASK_CHARS,
           strategy: "interleaved",
           seed: 300 + rep,
+          maxModelLen: c.maxModelLen,
         };
         const cpu0 = sims.map((s) => procCpuMs(s.pid));
+        const tokenize0 = await tokenizeRequests(sims);
         let sample: ScaleSample;
         try {
           sample = await runWorker<ScaleSample>(WORKER, input, WORKER_TIMEOUT_MS, {
@@ -93,7 +118,11 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
             `${fmt(sample.cpuMsPerTurn)} ms CPU/turn, heap ${fmt(sample.heapPerRolloutKb)} KiB/rollout ` +
             `(goal ${fmt(sample.goalPerRolloutKb)}) (${sample.status})\n`,
         );
-        const row: Row = { ...sample, serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns) };
+        const row: Row = {
+          ...sample,
+          serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns),
+          tokenizePerTurn: ((await tokenizeRequests(sims)) - tokenize0) / Math.max(1, sample.turns),
+        };
         if (rep === 0) row.floorCpuMsPerRequest = await floorCpu(input, c.inFlight);
         rows.set(c.label, [...(rows.get(c.label) ?? []), row]);
       }
@@ -102,6 +131,12 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
     for (const s of sims) await s.stop();
   }
   return scaleReport(rows, options);
+}
+
+/** `POST /tokenize` requests the sim servers answered so far (the policy checking prompts against the window). */
+async function tokenizeRequests(sims: SimServerProcess[]): Promise<number> {
+  const stats = await Promise.all(sims.map((s) => s.stats()));
+  return stats.reduce((a, s) => a + s.tokenizeRequests, 0);
 }
 
 /** The bare client's CPU per request for the case's requests (`scale-floor-worker.ts`); NaN when it failed. */

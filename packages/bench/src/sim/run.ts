@@ -67,6 +67,8 @@ export interface SimRunOptions {
   lastObservations?: number;
   /** Strategy plugin (default "branching"). */
   strategy?: "branching" | "interleaved";
+  /** The policy's `max_model_len`, the context window it checks prompts against (default 1,000,000). */
+  maxModelLen?: number;
 }
 
 function toml(o: SimRunOptions): string {
@@ -98,7 +100,7 @@ function toml(o: SimRunOptions): string {
     `base_url = ${quote(o.baseUrl)}`,
     `max_tokens = ${o.completionTokens}`,
     `max_concurrent_requests = ${Math.max(o.inFlight, 1)}`,
-    "max_model_len = 1000000",
+    `max_model_len = ${o.maxModelLen ?? 1_000_000}`,
     "max_retries = 0",
     ...(o.lastObservations === undefined ? [] : [`history = { last_observations = ${o.lastObservations} }`]),
     "[trainer]",

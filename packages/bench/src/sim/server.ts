@@ -18,6 +18,8 @@ export interface SimServerOptions {
 /** Counters the server keeps; `GET /sim/stats` returns them. */
 export interface SimServerStats {
   chatRequests: number;
+  /** `POST /tokenize` requests (a policy checking a prompt against the context window first). */
+  tokenizeRequests: number;
   inFlight: number;
   peakInFlight: number;
   adminRequests: number;
@@ -88,7 +90,13 @@ export function startSimServer(options: SimServerOptions): {
   stop(): void;
 } {
   const next = latencySampler(options.latency, options.seed);
-  const stats: SimServerStats = { chatRequests: 0, inFlight: 0, peakInFlight: 0, adminRequests: 0 };
+  const stats: SimServerStats = {
+    chatRequests: 0,
+    tokenizeRequests: 0,
+    inFlight: 0,
+    peakInFlight: 0,
+    adminRequests: 0,
+  };
   const replyText = replyOf(options.completionTokens);
   const completion = simTokens(replyText);
 
@@ -162,6 +170,7 @@ export function startSimServer(options: SimServerOptions): {
           return Response.json(stats);
         case "/sim/reset":
           stats.chatRequests = 0;
+          stats.tokenizeRequests = 0;
           stats.adminRequests = 0;
           stats.peakInFlight = stats.inFlight;
           return Response.json(stats);
@@ -173,6 +182,7 @@ export function startSimServer(options: SimServerOptions): {
             ],
           });
         case "/tokenize": {
+          stats.tokenizeRequests++;
           const tokens = Array.isArray(body.messages)
             ? renderIds(body.messages as never)
             : simTokens(String(body.prompt ?? ""));
