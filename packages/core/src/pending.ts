@@ -1,3 +1,4 @@
+import { onAbort } from "./abort-fanout.ts";
 import { AirError } from "./errors.ts";
 
 /**
@@ -21,25 +22,25 @@ export class PendingWork {
     const id = this.nextId++;
     this.open.set(id, { label, sinceMs: Date.now() });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort: (() => void) | undefined;
-    const { signal, ...at } = where;
+    let off: (() => void) | undefined;
+    const signal = where.signal;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new AirError("TIMEOUT", `${label}: no result after ${timeoutMs} ms`, at)),
+          () => reject(new AirError("TIMEOUT", `${label}: no result after ${timeoutMs} ms`, placeOf(where))),
           timeoutMs,
         );
         if (!signal) return;
-        onAbort = () => reject(new AirError("ABORTED", `${label}: aborted`, at));
-        if (signal.aborted) onAbort();
-        else signal.addEventListener("abort", onAbort, { once: true });
+        const aborted = () => reject(new AirError("ABORTED", `${label}: aborted`, placeOf(where)));
+        if (signal.aborted) aborted();
+        else off = onAbort(signal, aborted);
       });
       const running = Promise.resolve().then(work);
       running.catch(() => {});
       return await Promise.race([running, timeout]);
     } finally {
       clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      off?.();
       this.open.delete(id);
     }
   }
@@ -51,19 +52,28 @@ export class PendingWork {
   }
 }
 
+/** The plugin and hook of a `run` call, for its error (without its signal). */
+function placeOf(where: { plugin?: string; hook?: string }): { plugin?: string; hook?: string } {
+  const at: { plugin?: string; hook?: string } = {};
+  if (where.plugin !== undefined) at.plugin = where.plugin;
+  if (where.hook !== undefined) at.hook = where.hook;
+  return at;
+}
+
 /** Resolves after `ms`, or rejects when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new AirError("ABORTED", "aborted"));
+    let off: (() => void) | undefined;
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      off?.();
       resolve();
     }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AirError("ABORTED", "aborted"));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal)
+      off = onAbort(signal, () => {
+        clearTimeout(timer);
+        reject(new AirError("ABORTED", "aborted"));
+      });
   });
 }
 

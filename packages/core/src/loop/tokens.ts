@@ -85,8 +85,14 @@ export class TokenLog {
     this.length = 0;
   }
 
+  /**
+   * Room for `needed` tokens and about two more turns like this one (a turn adds its new prompt part and its
+   * completion), at least 256: a rollout holds little spare capacity while it runs and is copied every other turn.
+   * A new sequence gets just 256 more (it may not be extended: history elision starts one each turn).
+   */
   private grow(needed: number, turns: Turn[]): void {
-    this.resize(Math.ceil(needed * 1.125) + 256, turns);
+    const turnSize = this.length === 0 ? 0 : needed - this.length;
+    this.resize(needed + Math.max(256, 2 * turnSize), turns);
   }
 
   private resize(capacity: number, turns: Turn[]): void {
