@@ -93,7 +93,7 @@ export function scaleReport(rows: Map<string, Row[]>, options: BenchOptions): Be
   return {
     name: "scale",
     title: "12. Internet scale, simulated",
-    command: `bun run bench scale${options.quick ? " --quick" : ""} --write`,
+    command: `bun run bench scale${options.quick ? " --quick" : ""} --timeout-s 2700 --write`,
     tables: [table],
     goals,
     notes: [

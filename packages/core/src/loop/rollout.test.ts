@@ -91,3 +91,32 @@ test("the policy's promptCursor comes back with the next turn's request, next to
   expect(requests.map((r) => r.previousPrompt?.cursor)).toEqual([undefined, "cursor 0", "cursor 1"]);
   expect(Array.from(requests[2]?.previousPrompt?.ids ?? [])).toEqual([0, 1, 2, 3, 4, 5]);
 });
+
+test("a 30-turn rollout holds no list per turn: each turn's prompt is a view of the one conversation", async () => {
+  const { deps: d, requests } = deps(undefined);
+  const session: EnvSession = {
+    start: async () => [
+      { role: "system", content: "system" },
+      { role: "user", content: "task" },
+    ],
+    step: async () => ({ observation: "obs", done: false, kind: "command" }),
+    close: async () => {},
+  };
+  d.env = { examples: async () => [], open: async () => session };
+  d.maxTurns = 30;
+  const generate = d.policy.generate;
+  d.policy.generate = async (request: GenerateRequest) => ({
+    ...(await generate(request)),
+    action: { text: `reply ${request.turnIndex}` },
+  });
+  const trajectory = await runRollout(d, input);
+  expect(trajectory.turns).toHaveLength(30);
+  for (const [k, turn] of trajectory.turns.entries()) {
+    expect(Object.getOwnPropertyDescriptor(turn, "promptMessages")?.get).toBeFunction();
+    expect(turn.promptMessages).toHaveLength(2 + 2 * k);
+    expect(turn.promptMessages).toEqual(requests[k]?.messages ?? []);
+  }
+  const last = trajectory.turns[29]?.promptMessages ?? [];
+  expect(last.at(-2)).toEqual({ role: "assistant", content: "reply 28" });
+  expect(last[2]).toBe(trajectory.turns[1]?.promptMessages[2] as (typeof last)[number]);
+});
