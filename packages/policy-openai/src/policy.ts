@@ -15,19 +15,19 @@ import { checkTokenData, isContextLengthError, readCompletion, readLlamaCompleti
 export const LLAMA_PARTIAL = "llama.cpp: logprob entries left out for UTF-8-split tokens";
 
 import type { PromptCursor, PromptHint } from "./answer-ids.ts";
-import { adminUrls, baseUrls, loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
+import { adminUrls, baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
-import { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";
+import { kindRequestFields, type ServerInfo } from "./kinds.ts";
 import { formatErrorMessage, parseAction } from "./parse/action.ts";
-import { type PoolMember, ServerPool } from "./pool.ts";
+import { ServerPool } from "./pool.ts";
 import { promptBound } from "./prompt-bound.ts";
 import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
 import { statusOf } from "./retry.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
-import { loadWeights, unloadAdapter } from "./weights.ts";
+import { WeightSync } from "./weight-sync.ts";
 
 /** What the policy needs from the run besides its config. */
 export interface PolicyEnvironment {
@@ -68,14 +68,8 @@ export class OpenAIPolicy implements Policy {
   /** The first server (the only one unless `base_url` is a list). */
   readonly server: InferenceServer;
   readonly pool: ServerPool;
-  private currentVersion = 0;
-  /** The last weights loaded (a server back in rotation gets them first). */
-  private latest?: WeightsRef;
-  /** Weight loads run one at a time (an update, or a server being readmitted). */
-  private loading: Promise<unknown> = Promise.resolve();
-  /** Chat requests in flight per model name (an old adapter is unloaded when none uses it). */
-  private readonly modelUse = new Map<string, number>();
-  private requestModel: string;
+  /** The weights the servers serve: version, request model name, updates and readmissions. */
+  private readonly weights: WeightSync;
   private readonly baseModel: string;
   private readonly gate: RequestGate;
   /** Context window from the config; else the server's. */
@@ -94,10 +88,12 @@ export class OpenAIPolicy implements Policy {
       probeMs: config.server_probe_ms,
       log: env.log,
       signal: env.signal,
-      readmit: (member) => this.readmit(member),
+      readmit: (member) => this.weights.readmit(member),
     });
     this.baseModel = config.model ?? env.modelName;
-    this.requestModel = this.baseModel;
+    this.weights = new WeightSync(this.pool, config, env, this.baseModel, async () => {
+      return (await this.serverInfo(env.signal)).kind;
+    });
     this.configWindow = config.max_model_len ?? env.maxModelLen;
     this.gate = new RequestGate(
       {
@@ -111,7 +107,7 @@ export class OpenAIPolicy implements Policy {
   }
 
   get version(): number {
-    return this.currentVersion;
+    return this.weights.version;
   }
 
   /**
@@ -142,7 +138,7 @@ export class OpenAIPolicy implements Policy {
 
   /** Model name sent with chat requests (the LoRA adapter's name once one is loaded). */
   get model(): string {
-    return this.requestModel;
+    return this.weights.model;
   }
 
   /** Most requests that were in flight at once. */
@@ -198,79 +194,7 @@ export class OpenAIPolicy implements Policy {
    * load fails leaves the rotation (it gets the latest weights before it is readmitted). Fails when none took it.
    */
   async loadWeights(weights: WeightsRef): Promise<void> {
-    const { kind } = await this.serverInfo(this.env.signal);
-    this.latest = weights;
-    const model = await this.serialized(async () => {
-      const targets = this.pool.up;
-      if (targets.length === 0) {
-        throw new AirError(
-          "POLICY_FAILED",
-          `no inference server in rotation to load weights v${weights.version}`,
-          {
-            plugin: "openai",
-            hook: "loadWeights",
-          },
-        );
-      }
-      const results = await Promise.allSettled(targets.map((m) => this.loadInto(m, weights, kind)));
-      const loaded = results.flatMap((r) => (r.status === "fulfilled" ? [r] : []));
-      const failed = results.flatMap((r, i) =>
-        r.status === "rejected" ? [{ m: targets[i], e: r.reason }] : [],
-      );
-      if (loaded.length === 0) throw failed[0]?.e;
-      for (const { m, e } of failed) if (m !== undefined) this.pool.takeDown(m, e);
-      return loaded[0]?.value;
-    });
-    const previous = this.requestModel;
-    if (model !== undefined) this.requestModel = model;
-    this.currentVersion = weights.version;
-    if (model !== undefined && previous !== model && loraRoutes(this.config, kind).naming === "versioned") {
-      for (const m of this.pool.members) void this.unloadWhenUnused(m, previous, kind);
-    }
-  }
-
-  /** One server to `weights`; records what it serves. */
-  private async loadInto(
-    member: PoolMember,
-    weights: WeightsRef,
-    kind: ServerKind,
-  ): Promise<string | undefined> {
-    const model = await loadWeights(member.server, this.config, weights, this.env, kind);
-    member.version = weights.version;
-    if (model !== undefined) member.adapter = model;
-    return model;
-  }
-
-  /** A probed server comes back: first the latest weights (and its old adapter unloaded). */
-  private async readmit(member: PoolMember): Promise<void> {
-    const latest = this.latest;
-    if (latest === undefined || member.version >= latest.version) return;
-    const { kind } = await this.serverInfo(this.env.signal);
-    const before = member.adapter;
-    await this.serialized(() => this.loadInto(member, latest, kind));
-    if (
-      before !== undefined &&
-      before !== member.adapter &&
-      loraRoutes(this.config, kind).naming === "versioned"
-    )
-      void this.unloadWhenUnused(member, before, kind);
-  }
-
-  /** Stock vLLM: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
-  private async unloadWhenUnused(member: PoolMember, name: string, kind: ServerKind): Promise<void> {
-    if (name === this.baseModel || name === this.requestModel) return;
-    const until = Date.now() + this.config.admin_timeout_ms;
-    while ((this.modelUse.get(name) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
-      await Bun.sleep(20);
-    }
-    if (this.env.signal.aborted || name === this.requestModel) return;
-    await unloadAdapter(member.server, this.config, name, this.env, kind);
-  }
-
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.loading.then(work, work);
-    this.loading = run.catch(() => undefined);
-    return run;
+    await this.weights.load(weights);
   }
 
   /** The generation of `sampled`; `notedRetries` > 0 adds air's note on how often the reply was re-asked. */
@@ -298,7 +222,7 @@ export class OpenAIPolicy implements Policy {
   /** One sampled reply for `messages`, or a `context_length` stop when they cannot fit. */
   private async sample(messages: Message[], request: GenerateRequest, formatRetry: number): Promise<Sampled> {
     const { signal } = request;
-    const version = this.currentVersion;
+    const version = this.weights.version;
     const info = await this.serverInfo(signal);
     let maxTokens = this.config.max_tokens;
     let promptIds: number[] | undefined;
@@ -323,7 +247,7 @@ export class OpenAIPolicy implements Policy {
     let answer: unknown;
     let cursor: PromptCursor | undefined;
     const model = body.model;
-    this.modelUse.set(model, (this.modelUse.get(model) ?? 0) + 1);
+    const release = this.weights.using(model);
     try {
       ({ answer, cursor } = await this.gate.run(
         "chat completion",
@@ -342,7 +266,7 @@ export class OpenAIPolicy implements Policy {
         cause: error,
       });
     } finally {
-      this.modelUse.set(model, (this.modelUse.get(model) ?? 1) - 1);
+      release();
     }
     const read = readCompletion(answer);
     const needed = this.config.require_token_data && !this.env.evaluationOnly;
@@ -364,7 +288,7 @@ export class OpenAIPolicy implements Policy {
       const ids = await this.tokenize(
         () =>
           this.pool.use(request.rolloutId, (server) =>
-            server.tokenizeText(this.requestModel, read.text, signal),
+            server.tokenizeText(this.weights.model, read.text, signal),
           ),
         signal,
       );
@@ -485,7 +409,7 @@ export class OpenAIPolicy implements Policy {
     formatRetry: number,
   ): ChatBody {
     const body: ChatBody = {
-      model: this.requestModel,
+      model: this.weights.model,
       messages,
       temperature: this.config.temperature,
       top_p: this.config.top_p,
@@ -494,7 +418,7 @@ export class OpenAIPolicy implements Policy {
       ...kindRequestFields(info.kind, {
         returnTokenIds: this.config.return_token_ids,
         vllmExtras: this.config.vllm_extras,
-        version: this.currentVersion,
+        version: this.weights.version,
       }),
     };
     if (this.config.seed !== undefined) {
@@ -515,7 +439,7 @@ export class OpenAIPolicy implements Policy {
         "prompt tokenization",
         () =>
           this.pool.use(key, (server) =>
-            promptIdsByKind(server, info.kind, this.requestModel, messages, signal),
+            promptIdsByKind(server, info.kind, this.weights.model, messages, signal),
           ),
         signal,
       );
