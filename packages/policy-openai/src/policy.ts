@@ -9,12 +9,8 @@ import {
   type Policy,
   type WeightsRef,
 } from "@air/core";
-import { checkTokenData, isContextLengthError, readCompletion, readLlamaCompletion } from "./completion.ts";
-
-/** `AirError.details` entry of a llama.cpp sample that lacks some logprobs: that sample fails, not the server. */
-export const LLAMA_PARTIAL = "llama.cpp: logprob entries left out for UTF-8-split tokens";
-
 import type { PromptCursor, PromptHint } from "./answer-ids.ts";
+import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
 import { adminUrls, baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
@@ -25,6 +21,7 @@ import { ServerPool } from "./pool.ts";
 import { promptBound } from "./prompt-bound.ts";
 import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
 import { statusOf } from "./retry.ts";
+import { contextStop, type Sampled, sampleLlama } from "./sample-llama.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
 import { WeightSync } from "./weight-sync.ts";
@@ -39,19 +36,6 @@ export interface PolicyEnvironment {
   signal: AbortSignal;
   /** An evaluation: generations never need token ids or logprobs (only the text). */
   evaluationOnly?: boolean;
-}
-
-interface Sampled {
-  text: string;
-  finishReason: string;
-  promptTokenIds: number[];
-  completionTokenIds: number[];
-  completionLogprobs: number[];
-  /** Weights version when the request was sent. */
-  version: number;
-  usage?: Generation["usage"];
-  /** Cursor of the answer's prompt-id list (when the ids came from it). */
-  cursor?: PromptCursor;
 }
 
 /**
@@ -238,8 +222,20 @@ export class OpenAIPolicy implements Policy {
         }
       }
     }
-    if (info.kind === "llama.cpp" && this.config.require_token_data && !this.env.evaluationOnly)
-      return await this.sampleLlama(info, messages, maxTokens, request, formatRetry, promptIds, version);
+    if (info.kind === "llama.cpp" && this.config.require_token_data && !this.env.evaluationOnly) {
+      const ids =
+        promptIds ?? (await this.tokenizeMessages(info, messages, request.rolloutId, request.signal));
+      const chat = this.chatBody(info, messages, maxTokens, request, formatRetry);
+      const stop = (ids: number[]) => this.contextStop(ids, version);
+      return await sampleLlama(this.gate, this.pool, {
+        chat,
+        promptIds: ids,
+        maxTokens,
+        request,
+        version,
+        stop,
+      });
+    }
     // vLLM and SGLang send the prompt ids back: tokenized ids are not held while the request is in flight.
     if (this.config.return_token_ids && (info.kind === "vllm" || info.kind === "sglang"))
       promptIds = undefined;
@@ -319,86 +315,9 @@ export class OpenAIPolicy implements Policy {
     return sampled;
   }
 
-  /**
-   * llama.cpp for training: its native `/completion` on the chat prompt's token ids, whose answer has the exact
-   * completion ids (its chat route's logprob entries merge the tokens of a UTF-8 character split across tokens, so
-   * the ids could not be recovered). A token whose logprob entry llama.cpp left out fails this sample only (the
-   * error says so: `LLAMA_PARTIAL`), never the server check.
-   */
-  private async sampleLlama(
-    info: ServerInfo,
-    messages: Message[],
-    maxTokens: number,
-    request: GenerateRequest,
-    formatRetry: number,
-    known: number[] | undefined,
-    version: number,
-  ): Promise<Sampled> {
-    const { signal } = request;
-    const promptIds = known ?? (await this.tokenizeMessages(info, messages, request.rolloutId, signal));
-    if (promptIds === undefined || promptIds.length === 0)
-      throw new AirError("POLICY_FAILED", "llama.cpp: the chat prompt could not be tokenized", {
-        plugin: "openai",
-        hook: "generate",
-      });
-    const chat = this.chatBody(info, messages, maxTokens, request, formatRetry);
-    const {
-      logprobs: _l,
-      top_logprobs: _t,
-      messages: _m,
-      model: _model,
-      max_completion_tokens: _x,
-      n: _n,
-      ...sampling
-    } = chat as Record<string, unknown>;
-    const body = { ...sampling, prompt: promptIds, n_predict: maxTokens, n_probs: 1, return_tokens: true };
-    let answer: unknown;
-    try {
-      answer = await this.gate.run(
-        "completion",
-        () => this.pool.use(request.rolloutId, (server) => server.llamaCompletion(body, signal)),
-        signal,
-        true,
-      );
-    } catch (error) {
-      if (statusOf(error) === 400 && isContextLengthError(errorMessage(error)))
-        return this.contextStop(promptIds, version);
-      if (error instanceof AirError) throw error;
-      throw new AirError("POLICY_FAILED", `llama.cpp /completion rejected: ${errorMessage(error)}`, {
-        plugin: "openai",
-        hook: "generate",
-        cause: error,
-      });
-    }
-    const read = readLlamaCompletion(answer);
-    const usage = { promptTokens: promptIds.length, completionTokens: read.usage?.completionTokens ?? 0 };
-    const data = checkTokenData(promptIds, read.completionTokenIds, read.logprobs, usage);
-    if (read.missingLogprobs > 0) {
-      throw new AirError(
-        "POLICY_FAILED",
-        `llama.cpp left out the logprob entries of ${read.missingLogprobs} of ${read.completionTokenIds?.length} completion token(s) (tokens ending inside a UTF-8 character); this sample has no logprob for them and is not trained`,
-        { plugin: "openai", hook: "generate", details: [LLAMA_PARTIAL] },
-      );
-    }
-    if (data.problems.length > 0)
-      throw new AirError(
-        "POLICY_FAILED",
-        `the llama.cpp server's /completion answer lacks training data: ${data.problems.join("; ")}`,
-        { plugin: "openai", hook: "generate" },
-      );
-    return { text: read.text, finishReason: read.finishReason, ...data, version, usage };
-  }
-
   private contextStop(promptIds: number[], version: number): Sampled {
     this.gate.count((s) => s.contextLength++);
-    return {
-      text: "",
-      finishReason: "context_length",
-      promptTokenIds: promptIds,
-      completionTokenIds: [],
-      completionLogprobs: [],
-      version,
-    };
+    return contextStop(promptIds, version);
   }
 
   private chatBody(

@@ -1,7 +1,8 @@
 import { AirError, type CheckResult, createLogger, errorMessage, type LaunchContext } from "@air/core";
 import { baseUrls, type OpenAIPolicyConfig } from "./config.ts";
-import { LLAMA_PARTIAL, OpenAIPolicy } from "./policy.ts";
+import { OpenAIPolicy } from "./policy.ts";
 import { isTransient } from "./retry.ts";
+import { LLAMA_PARTIAL } from "./sample-llama.ts";
 
 const NAME = "policy server returns training data";
 
