@@ -26,8 +26,10 @@ export function turnOutcomeRow(runId: number, rolloutId: string, turn: Turn) {
  * prompt are kept, and not even those when they are the previous turn's reply and observation.
  */
 export function turnRow(runId: number, rolloutId: string, turn: Turn, previous: Turn | undefined) {
-  const base = promptBase(previous?.promptMessages, turn.promptMessages);
-  const tail = turn.promptMessages.slice(base);
+  // Read once: a turn's promptMessages may be a view that builds its list on each read.
+  const prompt = turn.promptMessages;
+  const base = promptBase(previous?.promptMessages, prompt);
+  const tail = prompt.slice(base);
   const fromPrevious = tailFromPrevious(tail, previous);
   return {
     ...turnOutcomeRow(runId, rolloutId, turn),

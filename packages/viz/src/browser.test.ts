@@ -2,11 +2,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { openStore, tables } from "@air/logger-sqlite";
+import { tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import type { BrowserContext } from "playwright-core";
 import { serve, type VizServer } from "./serve.ts";
-import { launchChromium } from "./test-browser.ts";
+import { launchChromium, writeStore } from "./test-browser.ts";
 import { comparisonFixture } from "./test-comparison.ts";
 import { runTreeFixture } from "./test-tree.ts";
 
@@ -49,14 +49,7 @@ const tickLabels = () =>
 
 const REWARD = `figure[data-series^='["reward/mean"']`;
 
-function write(fn: (db: ReturnType<typeof openStore>) => void) {
-  const writer = openStore(dbPath);
-  try {
-    fn(writer);
-  } finally {
-    writer.$client.close();
-  }
-}
+const write = (fn: Parameters<typeof writeStore>[1]) => writeStore(dbPath, fn);
 
 test("dashboard in Chromium: uPlot charts with human axes, a heatmap, live steps by server-sent events", async () => {
   const page = await browser!.newPage();

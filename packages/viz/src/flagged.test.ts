@@ -7,7 +7,7 @@ import { runFixture } from "@air/logger-sqlite/testing";
 import type { BrowserContext } from "playwright-core";
 import { createApp, type VizApp } from "./app.ts";
 import { serve, type VizServer } from "./serve.ts";
-import { launchChromium } from "./test-browser.ts";
+import { launchChromium, writeStore } from "./test-browser.ts";
 
 /** Turns the env flagged as tampering (`info.tamper`): the trajectory list's filter, the page's highlight. */
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
@@ -39,14 +39,7 @@ const get = async (path: string) => {
   return { status: res.status, text: await res.text() };
 };
 
-function write(fn: (db: ReturnType<typeof openStore>) => void) {
-  const writer = openStore(dbPath);
-  try {
-    fn(writer);
-  } finally {
-    writer.$client.close();
-  }
-}
+const write = (fn: Parameters<typeof writeStore>[1]) => writeStore(dbPath, fn);
 
 test("flagged turns: the list filters and marks their trajectories, the page highlights them", async () => {
   const writer = openStore(dbPath);

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { openStore } from "@air/logger-sqlite";
 import { type BrowserContext, chromium } from "playwright-core";
 
 /**
@@ -16,4 +17,17 @@ export function launchChromium(
     ...(viewport ? { viewport } : {}),
     timeout: 30_000,
   });
+}
+
+/**
+ * Runs `fn` on a writer of the store at `dbPath` (as the orchestrator's logger would write it), then closes it.
+ * @example writeStore(dbPath, (db) => db.update(tables.runs).set({ status: "completed" }).run());
+ */
+export function writeStore(dbPath: string, fn: (db: ReturnType<typeof openStore>) => void): void {
+  const writer = openStore(dbPath);
+  try {
+    fn(writer);
+  } finally {
+    writer.$client.close();
+  }
 }

@@ -41,9 +41,8 @@ export function setPromptMessages(turn: Turn, sent: Message[], conversation: Mes
     turn.promptMessages = sent;
     return;
   }
-  const viewed = turn as unknown as Viewed;
-  Object.defineProperty(viewed, CONVERSATION, { value: conversation, writable: true });
-  Object.defineProperty(viewed, COUNT, { value: sent.length, writable: true });
+  Object.defineProperty(turn, CONVERSATION, { value: conversation, writable: true });
+  Object.defineProperty(turn, COUNT, { value: sent.length, writable: true });
   Object.defineProperty(turn, "promptMessages", {
     get: read,
     set: write,

@@ -119,8 +119,12 @@ export class TokenLog {
 }
 
 /** `view` re-pointed from `old` to `next` when it is a view of `old`; else unchanged. */
-function moved<T, A extends Int32Array | Float32Array>(view: T, old: A, next: A): T | A {
+function moved<T extends ArrayLike<number>, A extends Int32Array | Float32Array>(
+  view: T,
+  old: A,
+  next: A,
+): T | A {
   if (!ArrayBuffer.isView(view) || view.buffer !== old.buffer) return view;
   const start = view.byteOffset / old.BYTES_PER_ELEMENT;
-  return next.subarray(start, start + (view as unknown as A).length) as A;
+  return next.subarray(start, start + view.length) as A;
 }
