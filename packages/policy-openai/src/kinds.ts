@@ -150,3 +150,14 @@ export function isContextLengthError(message: string): boolean {
     message,
   );
 }
+
+/**
+ * The `model` a generation sends to be served by LoRA adapter `adapter`. vLLM serves an adapter under its own name;
+ * SGLang selects it from `"<served model>:<adapter>"` (`OpenAIServingBase._parse_model_parameter`, first colon,
+ * parts trimmed; `_resolve_lora_path` prefers it to a `lora_path` field) and answers a bare adapter name 404
+ * ("Model '…' is not served.") — older SGLang served the base model for it. Versions read: package README.
+ * @example requestModel("sglang", "Qwen/Qwen3-4B", "air-lora-v3") // "Qwen/Qwen3-4B:air-lora-v3"
+ */
+export function requestModel(kind: ServerKind, baseModel: string, adapter: string): string {
+  return kind === "sglang" ? `${baseModel}:${adapter}` : adapter;
+}

@@ -1,6 +1,6 @@
 import { AirError, type WeightsRef } from "@air/core";
 import { loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
-import type { ServerKind } from "./kinds.ts";
+import { requestModel, type ServerKind } from "./kinds.ts";
 import type { PolicyEnvironment } from "./policy.ts";
 import type { PoolMember, ServerPool } from "./pool.ts";
 import { loadWeights, unloadAdapter } from "./weights.ts";
@@ -15,12 +15,14 @@ import { loadWeights, unloadAdapter } from "./weights.ts";
 export class WeightSync {
   /** Weights version of the latest completed update (0 before any). */
   version = 0;
-  /** Model name sent with requests. */
+  /** Model name sent with requests: the base model's, or the loaded adapter's as the server selects it (`requestModel`). */
   model: string;
   /** The last weights loaded (a server back in rotation gets them first). */
   private latest?: WeightsRef;
   /** Weight loads run one at a time (an update, or a server being readmitted). */
   private loading: Promise<unknown> = Promise.resolve();
+  /** The LoRA adapter loaded last (its name on the servers). */
+  private adapter?: string;
   /** Requests in flight per model name. */
   private readonly inUse = new Map<string, number>();
 
@@ -65,10 +67,18 @@ export class WeightSync {
       for (const { m, e } of failed) if (m !== undefined) this.pool.takeDown(m, e);
       return loaded[0]?.value;
     });
-    const previous = this.model;
-    if (model !== undefined) this.model = model;
+    const previous = this.adapter;
+    if (model !== undefined) {
+      this.adapter = model;
+      this.model = requestModel(kind, this.baseModel, model);
+    }
     this.version = weights.version;
-    if (model !== undefined && previous !== model && loraRoutes(this.config, kind).naming === "versioned") {
+    if (
+      model !== undefined &&
+      previous !== undefined &&
+      previous !== model &&
+      loraRoutes(this.config, kind).naming === "versioned"
+    ) {
       for (const m of this.pool.members) void this.unloadWhenUnused(m, previous, kind);
     }
   }
@@ -100,14 +110,15 @@ export class WeightSync {
     return model;
   }
 
-  /** Stock vLLM: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
+  /** Versioned adapters: unloads adapter `name` from `member` once no request in flight uses it (bounded wait). */
   private async unloadWhenUnused(member: PoolMember, name: string, kind: ServerKind): Promise<void> {
-    if (name === this.baseModel || name === this.model) return;
+    const model = requestModel(kind, this.baseModel, name);
+    if (name === this.baseModel || name === this.adapter) return;
     const until = Date.now() + this.config.admin_timeout_ms;
-    while ((this.inUse.get(name) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
+    while ((this.inUse.get(model) ?? 0) > 0 && Date.now() < until && !this.env.signal.aborted) {
       await Bun.sleep(20);
     }
-    if (this.env.signal.aborted || name === this.model) return;
+    if (this.env.signal.aborted || name === this.adapter) return;
     await unloadAdapter(member.server, this.config, name, this.env, kind);
   }
 

@@ -6,8 +6,10 @@ import uuid
 from . import model as tm
 
 
-def chat_response(state, body):
-    prompt, tokens, values, alternatives, finish, version = state.generate(body)
+def chat_response(state, body, adapter=None, sglang=False):
+    """The answer to `body`, sampled from `adapter` (a loaded LoRA adapter's name) or the base. vLLM puts the ids in
+    `prompt_token_ids` (top level) and `choices[0].token_ids`; SGLang (`sglang`) both in the choice, each on its flag."""
+    prompt, tokens, values, alternatives, finish, version = state.generate(body, adapter)
     commands, discussion = state.config["commands"], state.config["discussion"]
     as_ids = bool(body.get("return_tokens_as_token_ids"))
 
@@ -45,7 +47,12 @@ def chat_response(state, body):
         },
         "policy_version": version,
     }
-    if body.get("return_token_ids"):
+    if sglang:
+        if body.get("return_prompt_token_ids"):
+            choice["prompt_token_ids"] = prompt
+        if body.get("return_token_ids"):
+            choice["token_ids"] = tokens
+    elif body.get("return_token_ids"):
         choice["token_ids"] = tokens
         response["prompt_token_ids"] = prompt
     return response

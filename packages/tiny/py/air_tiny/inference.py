@@ -27,6 +27,7 @@ from . import cli
 from . import model as tm
 from .adapters import Adapters, NotFound
 from .chat import chat_response
+from . import sglang_serve
 from .router import start_router
 from .settings import inference_settings
 
@@ -48,6 +49,7 @@ class PolicyState:
         self.version = 0
         self.weight_dir = None
         self.model_names = {config["model_name"]}
+        self.served_names = {config["model_name"]}
         self.adapters = Adapters(settings.get("enable_lora", False), settings.get("max_lora_rank", 16))
         self.flavor = "prime-rl"
 
@@ -58,15 +60,15 @@ class PolicyState:
             return tm.encode_chat(body["messages"], generation_prompt, config["commands"], config["discussion"])
         return tm.encode_text(body.get("prompt", ""))
 
-    def generate(self, body):
+    def generate(self, body, adapter=None):
         if not self.running.wait(PAUSE_WAIT_S):
             raise TimeoutError("server paused for too long")
         prompt = self.prompt_ids(body)
         temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 2
         with self.lock, torch.no_grad():
-            model = self.adapters.model(body.get("model"))
-            model = self.model if model is None else model  # a request naming anything but an adapter: the base
+            model = self.adapters.model(adapter)
+            model = self.model if model is None else model  # no adapter named: the base
             generator = torch.Generator().manual_seed(self.request_seed(prompt, body.get("seed")))
             logits = model(model.windows([prompt]))[0]
             logprobs = tm.scaled_logprobs(logits, temperature)
@@ -153,17 +155,23 @@ def make_handler(state):
             elif path == "/liveness":
                 self.send_json(200, {"status": "ok"})
             elif path == "/v1/models":
+                owner = "sglang" if state.flavor == "sglang" else "tiny"
+                names = state.served_names if state.flavor == "sglang" else state.model_names
                 data = [
-                    {"id": name, "object": "model", "owned_by": "tiny", "max_model_len": state.config["max_model_len"]}
-                    for name in sorted(state.model_names)
+                    {"id": name, "object": "model", "owned_by": owner, "max_model_len": state.config["max_model_len"]}
+                    for name in sorted(names)
                 ]
                 self.send_json(200, {"object": "list", "data": data})
+            elif path == "/get_model_info":
+                self.send_json(200, {"model_path": state.config["model_name"], "is_generation": True})
             else:
                 self.error(404, f"no route GET {path}")
 
         def route_exists(self, method, path):
+            if state.flavor == "sglang":
+                return sglang_serve.route_exists(method, path)
             if state.flavor != "vllm":
-                return True
+                return path != "/get_model_info"
             if method == "GET":
                 return path != "/liveness"
             if path in ("/pause", "/resume", "/update_weights", "/load_lora_adapter", "/unload_lora_adapter"):
@@ -186,9 +194,17 @@ def make_handler(state):
                         return self.error(400, "messages must be a list")
                     if body.get("n", 1) != 1:
                         return self.error(400, "tiny supports n = 1 only")
+                    if state.flavor == "sglang":
+                        try:
+                            adapter = sglang_serve.select_adapter(state, body)
+                        except sglang_serve.Refused as e:
+                            return self.send_json(e.status, sglang_serve.error_body(e.status, str(e), e.kind))
+                        return self.send_json(200, chat_response(state, body, adapter, sglang=True))
                     if body.get("model") and body["model"] not in state.model_names:  # vLLM's check, same words
                         return self.error(404, f"The model `{body['model']}` does not exist.")
-                    self.send_json(200, chat_response(state, body))
+                    self.send_json(200, chat_response(state, body, body.get("model")))
+                elif state.flavor == "sglang" and path in sglang_serve.POST_ROUTES:
+                    self.send_json(*sglang_serve.admin(state, path, body))
                 elif path == "/tokenize":
                     tokens = state.prompt_ids(body)
                     self.send_json(
@@ -243,7 +259,8 @@ def main(argv=None):
 def serve(settings, flavor="prime-rl"):
     """Serve until SIGTERM/SIGINT. flavor "prime-rl": prime-rl's server (its admin routes, /liveness, both LoRA
     routes); "vllm": stock `vllm serve` (vllm_serve.py), which has none of prime-rl's routes and serves the runtime
-    LoRA routes only with VLLM_ALLOW_RUNTIME_LORA_UPDATING set, as vLLM registers them."""
+    LoRA routes only with VLLM_ALLOW_RUNTIME_LORA_UPDATING set, as vLLM registers them; "sglang": SGLang's server
+    (sglang_serve.py: its routes, adapters selected only as `<served model>:<adapter>` or `lora_path`)."""
     config, model = tm.load_pretrained(settings["model"])
     state = PolicyState(config, settings, model)
     state.flavor = flavor

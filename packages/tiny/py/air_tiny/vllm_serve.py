@@ -9,6 +9,7 @@ stand-in's logprobs are always processed_logprobs) are read and have no effect o
 
 import sys
 
+from .flags import read_flags
 from .inference import serve
 
 
@@ -17,18 +18,7 @@ def parse(argv):
         raise SystemExit("usage: vllm serve <model> [--flag value ...] (the stand-in implements `serve` only)")
     if len(argv) < 2 or argv[1].startswith("--"):
         raise SystemExit("vllm serve: the model is required")
-    flags, i = {}, 2
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("--"):
-            raise SystemExit(f"vllm serve: unexpected argument {arg!r}")
-        key, _, inline = arg[2:].partition("=")
-        values = [inline] if inline else []
-        i += 1
-        while i < len(argv) and not argv[i].startswith("--"):
-            values.append(argv[i])
-            i += 1
-        flags[key.replace("_", "-")] = values
+    flags = read_flags(argv, 2, "vllm serve")
     one = lambda key, default=None: (flags.get(key) or [default])[0]  # noqa: E731
     modules = {}
     for entry in flags.get("lora-modules", []):
