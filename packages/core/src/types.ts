@@ -59,6 +59,11 @@ export interface Generation {
   completionTokenIds: number[];
   /** Logprob of each completion token under the sampling policy (same length as completionTokenIds). */
   completionLogprobs: number[];
+  /**
+   * Per completion token: 1 trained on, 0 left out of the loss because the server gave no logprob for it (llama.cpp
+   * leaves out tokens that end inside a UTF-8 character; their `completionLogprobs` entry is 0). Absent: all 1.
+   */
+  completionMask?: number[];
   finishReason: "stop" | "length" | "error" | string;
   /** Policy (weights) version that produced this generation. */
   policyVersion: number;
@@ -117,6 +122,8 @@ export interface Turn {
   promptTokenIds: TokenIds;
   completionTokenIds: TokenIds;
   completionLogprobs: Logprobs;
+  /** `Generation.completionMask`: 0 for a completion token without a logprob (not trained on); absent: all 1. */
+  completionMask?: number[];
   finishReason: string;
   action: Action;
   observation: string;

@@ -199,6 +199,7 @@ export class OpenAIPolicy implements Policy {
       temperature: this.config.temperature,
     };
     if (sampled.usage) generation.usage = sampled.usage;
+    if (sampled.completionMask) generation.completionMask = sampled.completionMask;
     if (sampled.cursor) generation.promptCursor = sampled.cursor;
     return generation;
   }

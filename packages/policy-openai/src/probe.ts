@@ -1,8 +1,7 @@
-import { AirError, type CheckResult, createLogger, errorMessage, type LaunchContext } from "@air/core";
+import { type CheckResult, createLogger, errorMessage, type LaunchContext } from "@air/core";
 import { baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { OpenAIPolicy } from "./policy.ts";
 import { isTransient } from "./retry.ts";
-import { LLAMA_PARTIAL } from "./sample-llama.ts";
 
 const NAME = "policy server returns training data";
 
@@ -69,15 +68,14 @@ async function probeOne(
       turnIndex: 0,
       signal,
     });
+    const masked = g.completionMask?.filter((m) => m === 0).length ?? 0;
+    const without = masked > 0 ? ` (${masked} without one, masked out of the loss)` : "";
     return {
       name,
       status: "ok",
-      message: `${info.kind} (${info.evidence}): ${g.promptTokenIds.length} prompt ids, ${g.completionTokenIds.length} completion ids with logprobs`,
+      message: `${info.kind} (${info.evidence}): ${g.promptTokenIds.length} prompt ids, ${g.completionTokenIds.length} completion ids with logprobs${without}`,
     };
   } catch (error) {
-    // A random sample whose tokens split a UTF-8 character lacks some logprobs: that sample is lost, not the run.
-    if (error instanceof AirError && error.details.includes(LLAMA_PARTIAL))
-      return { name, status: "ok", message: `${url}: llama.cpp token ids exact; ${errorMessage(error)}` };
     if (isTransient(rootCause(error))) {
       const ours = ctx.inferenceUrl !== undefined && sameServer(ctx.inferenceUrl, url);
       const why = ours ? "not up yet (the launcher starts it)" : "could not be checked";

@@ -6,9 +6,6 @@ import type { ServerPool } from "./pool.ts";
 import { statusOf } from "./retry.ts";
 import type { ChatBody } from "./server.ts";
 
-/** `AirError.details` entry of a llama.cpp sample that lacks some logprobs: that sample fails, not the server. */
-export const LLAMA_PARTIAL = "llama.cpp: logprob entries left out for UTF-8-split tokens";
-
 /** One sampled reply as the policy reads it from a server's answer. */
 export interface Sampled {
   text: string;
@@ -16,6 +13,8 @@ export interface Sampled {
   promptTokenIds: number[];
   completionTokenIds: number[];
   completionLogprobs: number[];
+  /** `Generation.completionMask`: 0 for a token the server gave no logprob for; absent when every token has one. */
+  completionMask?: number[];
   /** Weights version when the request was sent. */
   version: number;
   usage?: Generation["usage"];
@@ -51,8 +50,9 @@ export interface LlamaRequest {
 /**
  * llama.cpp for training: its native `/completion` on the chat prompt's token ids, whose answer has the exact
  * completion ids (its chat route's logprob entries merge the tokens of a UTF-8 character split across tokens, so
- * the ids could not be recovered). A token whose logprob entry llama.cpp left out fails this sample only (the
- * error says so: `LLAMA_PARTIAL`), never the server check.
+ * the ids could not be recovered). A token whose logprob entry llama.cpp left out (one ending inside a UTF-8
+ * character) gets logprob 0 and mask 0 (`completionMask`: not trained on) and is counted
+ * (`tokensWithoutLogprob`); the rest of the sample trains.
  * @example return await sampleLlama(gate, pool, { chat, promptIds, maxTokens, request, version, stop });
  */
 export async function sampleLlama(gate: RequestGate, pool: ServerPool, r: LlamaRequest): Promise<Sampled> {
@@ -92,19 +92,21 @@ export async function sampleLlama(gate: RequestGate, pool: ServerPool, r: LlamaR
   }
   const read = readLlamaCompletion(answer);
   const usage = { promptTokens: promptIds.length, completionTokens: read.usage?.completionTokens ?? 0 };
-  const data = checkTokenData(promptIds, read.completionTokenIds, read.logprobs, usage);
-  if (read.missingLogprobs > 0) {
-    throw new AirError(
-      "POLICY_FAILED",
-      `llama.cpp left out the logprob entries of ${read.missingLogprobs} of ${read.completionTokenIds?.length} completion token(s) (tokens ending inside a UTF-8 character); this sample has no logprob for them and is not trained`,
-      { plugin: "openai", hook: "generate", details: [LLAMA_PARTIAL] },
-    );
-  }
+  const mask = read.logprobs?.map((l) => (Number.isFinite(l) ? 1 : 0));
+  const logprobs = read.logprobs?.map((l) => (Number.isFinite(l) ? l : 0));
+  const data = checkTokenData(promptIds, read.completionTokenIds, logprobs, usage);
   if (data.problems.length > 0)
     throw new AirError(
       "POLICY_FAILED",
       `the llama.cpp server's /completion answer lacks training data: ${data.problems.join("; ")}`,
       { plugin: "openai", hook: "generate" },
     );
-  return { text: read.text, finishReason: read.finishReason, ...data, version, usage };
+  const sampled: Sampled = { text: read.text, finishReason: read.finishReason, ...data, version, usage };
+  if (read.missingLogprobs > 0 && mask !== undefined) {
+    sampled.completionMask = mask;
+    gate.count((s) => {
+      s.tokensWithoutLogprob += read.missingLogprobs;
+    });
+  }
+  return sampled;
 }

@@ -19,6 +19,8 @@ export interface PolicyStats {
   contextLength: number;
   /** Requests whose max_tokens was lowered to fit the context window. */
   maxTokensClamped: number;
+  /** Completion tokens the server gave no logprob for (llama.cpp: tokens ending inside a UTF-8 character), masked. */
+  tokensWithoutLogprob: number;
 }
 
 /** A zeroed counter set. */
@@ -34,6 +36,7 @@ export function emptyStats(): PolicyStats {
     tokenizeCalls: 0,
     contextLength: 0,
     maxTokensClamped: 0,
+    tokensWithoutLogprob: 0,
   };
 }
 

@@ -11,6 +11,8 @@ export interface StrategyCounts {
   misaligned_turns: number;
   /** Turns with no completion tokens. */
   empty_turns: number;
+  /** Completion tokens the server gave no logprob for (`Turn.completionMask` 0): left out of the loss. */
+  tokens_without_logprob: number;
   prefix_breaks: number;
   temperature_breaks: number;
   truncated_samples: number;
@@ -26,6 +28,7 @@ export function emptyCounts(): StrategyCounts {
     samples: 0,
     misaligned_turns: 0,
     empty_turns: 0,
+    tokens_without_logprob: 0,
     prefix_breaks: 0,
     temperature_breaks: 0,
     truncated_samples: 0,
@@ -54,13 +57,15 @@ export class SampleDraft {
     }
   }
 
-  /** A turn's completion: trained on, with its inference logprobs. */
+  /** A turn's completion: trained on, with its inference logprobs (a token without one: loss mask 0). */
   addCompletion(turnPosition: number, turn: Turn): void {
     const start = this.tokenIds.length;
+    const mask = turn.completionMask;
     for (const [i, t] of turn.completionTokenIds.entries()) {
+      const trained = mask === undefined || mask[i] !== 0;
       this.tokenIds.push(t);
-      this.lossMask.push(1);
-      this.logprobs.push(turn.completionLogprobs[i] ?? 0);
+      this.lossMask.push(trained ? 1 : 0);
+      this.logprobs.push(trained ? (turn.completionLogprobs[i] ?? 0) : 0);
     }
     this.spans.push({ turn: turnPosition, start, end: this.tokenIds.length });
     this.oldestVersion = Math.min(this.oldestVersion, turn.policyVersion);
@@ -92,11 +97,18 @@ export function usableTurn(turn: Turn, counts: StrategyCounts): boolean {
     counts.empty_turns++;
     return false;
   }
-  if (turn.completionLogprobs.length !== turn.completionTokenIds.length) {
+  const mask = turn.completionMask;
+  if (
+    turn.completionLogprobs.length !== turn.completionTokenIds.length ||
+    (mask !== undefined && mask.length !== turn.completionTokenIds.length)
+  ) {
     counts.misaligned_turns++;
     return false;
   }
-  return true;
+  if (mask === undefined) return true;
+  const without = mask.filter((m) => m === 0).length;
+  counts.tokens_without_logprob += without;
+  return without < mask.length;
 }
 
 /**

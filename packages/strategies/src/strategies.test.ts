@@ -112,6 +112,28 @@ describe("branching", () => {
       expect(samples[0]!.spans).toEqual([{ turn: 2, start: 6, end: 7 }]);
     }
   });
+
+  test("a token without a logprob (completionMask 0) is out of the loss and counted; the rest trains", () => {
+    const t = trajectory([
+      { prompt: [1, 2], completion: [3, 4, 5], logprobs: [-0.1, 0, -0.3] },
+      { prompt: [1, 2, 3, 4, 5, 6], completion: [7, 8], logprobs: [0, 0] },
+    ]);
+    t.turns[0]!.completionMask = [1, 0, 1];
+    t.turns[1]!.completionMask = [0, 0];
+    for (const run of [branchingSamples, interleavedSamples]) {
+      const { samples, metrics } = run(t, cfg());
+      // The second turn has no token with a logprob: nothing of it trains.
+      expect(metrics).toMatchObject({ tokens_without_logprob: 3, samples: 1 });
+      expect(samples[0]!.lossMask).toEqual([0, 0, 1, 0, 1]);
+      expect(samples[0]!.logprobs.map((l) => Math.fround(l))).toEqual([
+        0,
+        0,
+        Math.fround(-0.1),
+        0,
+        Math.fround(-0.3),
+      ]);
+    }
+  });
 });
 
 describe("interleaved", () => {

@@ -238,15 +238,30 @@ describe.skipIf(!imagePresent)("llama.cpp llama-server (Debian llama.cpp-tools, 
     );
   }, 60_000);
 
-  test("tokens that split a UTF-8 character: exact ids from /completion; rl check passes, only such samples fail", async () => {
+  test("tokens that split a UTF-8 character: exact ids from /completion; such tokens are masked and counted, the rest trains", async () => {
     const url = `http://127.0.0.1:${splitting?.port}/v1`;
     const check = await run(["bun", "run", "rl", "check", config("split-check", url)]);
     expect(check.out).toMatch(
-      /ok {3}policy server returns training data: .*token ids exact; .*llama\.cpp left out the logprob entries of \d+ of 4/,
+      /ok {3}policy server returns training data: llama\.cpp .*completion ids with logprobs/,
     );
     expect(check.code).toBe(0);
-    const { out } = await run(["bun", "run", "rl", config("split", url), "--orchestrator.rollout_retries=0"]);
-    expect(out).toContain("llama.cpp left out the logprob entries");
+    const { code, out } = await run([
+      "bun",
+      "run",
+      "rl",
+      config("split", url),
+      "--orchestrator.rollout_retries=0",
+    ]);
+    expect(out).toContain("rollouts 16 ok / 0 failed");
+    expect(code).toBe(0);
+    const metric = (name: string) =>
+      query<{ v: number }>("split", `select sum(value) as v from metrics where name = '${name}'`)[0]?.v ?? 0;
+    // llama.cpp left out some logprob entries: those tokens are counted by the policy and masked in the samples.
+    const withoutLogprob = metric("strategy/tokens_without_logprob");
+    expect(withoutLogprob).toBeGreaterThan(0);
+    expect(metric("openai/tokensWithoutLogprob")).toBe(withoutLogprob);
+    const samples = query<{ n: number }>("split", "select count(*) as n from samples")[0]?.n ?? 0;
+    expect(samples).toBeGreaterThan(0);
   }, 120_000);
 
   test("a prompt longer than the server's context ends each rollout as context_length", async () => {

@@ -165,6 +165,7 @@ export async function playTurn(
     promptTokenIds: ids.prompt,
     completionTokenIds: ids.completion,
     completionLogprobs: tokens.appendLogprobs(generation.completionLogprobs, trajectory.turns),
+    ...(generation.completionMask && { completionMask: generation.completionMask }),
     finishReason: generation.finishReason,
     action: generation.action,
     observation: result.observation,
