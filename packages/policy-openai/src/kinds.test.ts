@@ -26,7 +26,8 @@ function serve(routes: Record<string, string | { status: number; body: unknown }
     port: 0,
     fetch: async (req) => {
       const path = new URL(req.url).pathname;
-      requests.push({ path, body: req.method === "POST" ? await req.json() : undefined });
+      const text = req.method === "POST" ? await req.text() : "";
+      requests.push({ path, body: text ? JSON.parse(text) : undefined });
       const route = routes[path];
       if (route === undefined) return new Response("not found", { status: 404 });
       if (typeof route === "string") return Response.json(fixture(route));
@@ -268,6 +269,8 @@ describe("rl check probe", () => {
     const results = await probeServer(base(urls), {});
     expect(results.map((r) => [r.name, r.status])).toEqual([
       [`policy server returns training data (${urls[0]})`, "ok"],
+      // full weights on a vLLM-protocol server: prime-rl's admin routes are probed too (this one has none)
+      [`inference admin routes take prime-rl's payload (${urls[0]})`, "fail"],
       [`policy server returns training data (${urls[1]})`, "skip"],
     ]);
   });

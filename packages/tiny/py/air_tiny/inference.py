@@ -27,7 +27,7 @@ from . import cli
 from . import model as tm
 from .adapters import Adapters, NotFound
 from .chat import chat_response
-from . import sglang_serve
+from . import sglang_serve, vllm_serve
 from .router import start_router
 from .settings import inference_settings
 
@@ -162,6 +162,8 @@ def make_handler(state):
                     for name in sorted(names)
                 ]
                 self.send_json(200, {"object": "list", "data": data})
+            elif path == "/is_paused":
+                self.send_json(200, {"is_paused": not state.running.is_set()})
             elif path == "/get_model_info":
                 self.send_json(200, {"model_path": state.config["model_name"], "is_generation": True})
             else:
@@ -170,15 +172,9 @@ def make_handler(state):
         def route_exists(self, method, path):
             if state.flavor == "sglang":
                 return sglang_serve.route_exists(method, path)
-            if state.flavor != "vllm":
-                return path != "/get_model_info"
-            if method == "GET":
-                return path != "/liveness"
-            if path in ("/pause", "/resume", "/update_weights", "/load_lora_adapter", "/unload_lora_adapter"):
-                return False
-            if path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
-                return os.environ.get("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "").lower() in ("1", "true")
-            return True
+            if state.flavor == "vllm":
+                return vllm_serve.route_exists(method, path)
+            return path not in ("/get_model_info", "/is_paused")
 
         def do_POST(self):
             path = urlparse(self.path).path
@@ -205,6 +201,8 @@ def make_handler(state):
                     self.send_json(200, chat_response(state, body, body.get("model")))
                 elif state.flavor == "sglang" and path in sglang_serve.POST_ROUTES:
                     self.send_json(*sglang_serve.admin(state, path, body))
+                elif state.flavor == "vllm" and path in vllm_serve.RLHF_ROUTES:
+                    self.send_json(*vllm_serve.rlhf(state, path, body))
                 elif path == "/tokenize":
                     tokens = state.prompt_ids(body)
                     self.send_json(
