@@ -10,16 +10,16 @@ import {
   runRollout,
 } from "@air/core";
 import plugin from "@air/policy-openai";
-import { FakeServer, type FakeServerOptions, fakeTokens, renderPrompt } from "./fake-server.ts";
+import { fakeTokens, renderPrompt, SimVllm, type SimVllmOptions } from "./testing/index.ts";
 
-let servers: FakeServer[] = [];
+let servers: SimVllm[] = [];
 afterEach(() => {
   for (const s of servers) s.stop();
   servers = [];
 });
 
-function start(options: FakeServerOptions): FakeServer {
-  const server = new FakeServer(options);
+function start(options: SimVllmOptions): SimVllm {
+  const server = new SimVllm(options);
   servers.push(server);
   return server;
 }

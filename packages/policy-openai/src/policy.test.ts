@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { AirError, createLogger, type Message } from "@air/core";
 import { openaiPolicyConfig } from "./config.ts";
-import { FakeServer, type FakeServerOptions, fakeLogprob, fakeTokens, renderPrompt } from "./fake-server.ts";
 import { OpenAIPolicy } from "./policy.ts";
+import { fakeLogprob, fakeTokens, renderPrompt, SimVllm, type SimVllmOptions } from "./testing/index.ts";
 
 const GOOD = "DISCUSSION\nLet me look around.\n```\nls -a\n```";
 const MESSAGES: Message[] = [
@@ -10,20 +10,20 @@ const MESSAGES: Message[] = [
   { role: "user", content: "Solve the task." },
 ];
 
-let servers: FakeServer[] = [];
+let servers: SimVllm[] = [];
 afterEach(() => {
   for (const s of servers) s.stop();
   servers = [];
 });
 
-function start(options: FakeServerOptions = {}): FakeServer {
-  const server = new FakeServer({ reply: () => GOOD, ...options });
+function start(options: SimVllmOptions = {}): SimVllm {
+  const server = new SimVllm({ reply: () => GOOD, ...options });
   servers.push(server);
   return server;
 }
 
 function policyFor(
-  server: FakeServer,
+  server: SimVllm,
   overrides: Record<string, unknown> = {},
   signal = new AbortController().signal,
 ) {
@@ -41,7 +41,7 @@ function generate(policy: OpenAIPolicy, messages = MESSAGES, signal = new AbortC
   return policy.generate({ messages, rolloutId: "r0", turnIndex: 0, signal });
 }
 
-function chatBodies(server: FakeServer) {
+function chatBodies(server: SimVllm) {
   return server.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => r.body ?? {});
 }
 

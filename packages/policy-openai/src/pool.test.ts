@@ -1,25 +1,25 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createLogger, type Message } from "@air/core";
 import { baseUrls, openaiPolicyConfig } from "./config.ts";
-import { FakeServer } from "./fake-server.ts";
 import { OpenAIPolicy } from "./policy.ts";
+import { SimVllm } from "./testing/index.ts";
 
 const GOOD = "DISCUSSION\nok\n```\nls\n```";
 const MESSAGES: Message[] = [{ role: "user", content: "Solve the task." }];
 
-let servers: FakeServer[] = [];
+let servers: SimVllm[] = [];
 afterEach(() => {
   for (const s of servers) s.stop();
   servers = [];
 });
 
-function start(gated = false): FakeServer {
-  const server = new FakeServer({ reply: () => GOOD, gated });
+function start(gated = false): SimVllm {
+  const server = new SimVllm({ reply: () => GOOD, gated });
   servers.push(server);
   return server;
 }
 
-function policyOver(list: FakeServer[], overrides: Record<string, unknown> = {}) {
+function policyOver(list: SimVllm[], overrides: Record<string, unknown> = {}) {
   const config = openaiPolicyConfig.parse({
     base_url: list.map((s) => s.baseUrl),
     retry_backoff_ms: 5,
@@ -35,7 +35,7 @@ function policyOver(list: FakeServer[], overrides: Record<string, unknown> = {})
   });
 }
 
-const chats = (s: FakeServer) => s.requests.filter((r) => r.path === "/v1/chat/completions").length;
+const chats = (s: SimVllm) => s.requests.filter((r) => r.path === "/v1/chat/completions").length;
 const generate = (policy: OpenAIPolicy, rolloutId: string, turnIndex = 0) =>
   policy.generate({ messages: MESSAGES, rolloutId, turnIndex, signal: new AbortController().signal });
 

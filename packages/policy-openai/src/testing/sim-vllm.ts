@@ -1,62 +1,29 @@
 import type { Server } from "bun";
+import { byteTokenizer, fakeLogprob, type SimTokenizer } from "./tokenizers.ts";
+import type { Fault, RecordedRequest, SimVllmOptions, SimVllmStats } from "./types.ts";
+
+export type { RecordedRequest, SimVllmOptions, SimVllmStats } from "./types.ts";
 
 /**
- * A stand-in for vLLM (with prime-rl's admin routes) for tests: real HTTP on 127.0.0.1, the same routes and
- * JSON shapes. Its "tokenizer" is UTF-8 bytes of a fixed chat template, so token ids are checkable by hand.
- * Not a model: replies come from `reply`.
+ * The one simulated vLLM server (with prime-rl's admin routes), for tests and benchmarks: real HTTP on
+ * 127.0.0.1, vLLM's routes, JSON shapes and error messages. Not a model: replies come from `reply`; token ids
+ * from `tokenizer`. It can omit the id fields like an older vLLM, inject 5xx answers or hangs (`failNext`), hold
+ * requests (`gated`, `release`), go down (`down`), take `latencyMs` per answer, and count what it served (`stats`).
+ * @example
+ * const server = new SimVllm({ reply: () => "DISCUSSION\n```\nls\n```" });
+ * const config = openaiPolicyConfig.parse({ base_url: server.baseUrl }); // …; server.stop();
  */
-export interface FakeServerOptions {
-  model?: string;
-  maxModelLen?: number;
-  /** Report max_model_len in GET /v1/models (vLLM does). */
-  reportMaxModelLen?: boolean;
-  /** Completion text for the n-th chat request. */
-  reply?: (body: Record<string, unknown>, index: number) => string;
-  /** Honour `return_token_ids` (vLLM ≥ 0.10.2); false acts like an older server. */
-  tokenIds?: boolean;
-  /** Honour `return_tokens_as_token_ids` in logprob tokens. */
-  tokensAsIds?: boolean;
-  /** Ignore `logprobs: true` (like a server without logprob support). */
-  noLogprobs?: boolean;
-  /** Hold every chat request until `release()`. */
-  gated?: boolean;
-}
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  body: Record<string, unknown> | undefined;
-}
-
-type Fault = { status: number } | { hangMs: number };
-
-const encoder = new TextEncoder();
-
-/** The fake's chat template, rendered. */
-export function renderPrompt(
-  messages: Array<{ role: string; content: string }>,
-  generationPrompt = true,
-): string {
-  const turns = messages.map((m) => `<|${m.role}|>${m.content}<|end|>`).join("");
-  return generationPrompt ? `${turns}<|assistant|>` : turns;
-}
-
-/** The fake's tokenizer: UTF-8 bytes. */
-export function fakeTokens(text: string): number[] {
-  return [...encoder.encode(text)];
-}
-
-/** The fake's logprob of a sampled token. */
-export function fakeLogprob(tokenId: number): number {
-  return -((tokenId % 13) / 10) - 0.05;
-}
-
-export class FakeServer {
+export class SimVllm {
   readonly requests: RecordedRequest[] = [];
-  inFlight = 0;
-  peakInFlight = 0;
+  readonly stats: SimVllmStats = {
+    chatRequests: 0,
+    tokenizeRequests: 0,
+    inFlight: 0,
+    peakInFlight: 0,
+    adminRequests: 0,
+  };
   private chatCount = 0;
+  private readonly tokenizer: SimTokenizer;
   private readonly faults = new Map<string, Fault[]>();
   private readonly waiting: Array<() => void> = [];
   private gateOpen: boolean;
@@ -67,10 +34,30 @@ export class FakeServer {
   down = false;
   private readonly server: Server<undefined>;
 
-  constructor(private readonly options: FakeServerOptions = {}) {
+  constructor(private readonly options: SimVllmOptions = {}) {
     this.gateOpen = !options.gated;
     this.served = new Set([options.model ?? "tiny"]);
-    this.server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => this.handle(req) });
+    this.tokenizer = options.tokenizer ?? byteTokenizer;
+    this.server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: options.port ?? 0,
+      idleTimeout: 0,
+      fetch: (req) => this.handle(req),
+    });
+  }
+
+  /** Requests in flight now, and the most at once. */
+  get inFlight(): number {
+    return this.stats.inFlight;
+  }
+
+  get peakInFlight(): number {
+    return this.stats.peakInFlight;
+  }
+
+  /** The port it listens on. */
+  get port(): number {
+    return this.server.port as number;
   }
 
   /** `http://127.0.0.1:<port>/v1` */
@@ -105,12 +92,13 @@ export class FakeServer {
     const url = new URL(req.url);
     const text = req.method === "POST" ? await req.text() : "";
     const body = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-    this.requests.push({
-      method: req.method,
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      body,
-    });
+    if (this.options.record !== false)
+      this.requests.push({
+        method: req.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        body,
+      });
     if (this.down) return Response.json(errorBody("engine is dead", 503), { status: 503 });
     const fault = this.faults.get(url.pathname)?.shift();
     if (fault && "hangMs" in fault) await Bun.sleep(fault.hangMs);
@@ -118,15 +106,23 @@ export class FakeServer {
     switch (url.pathname) {
       case "/health":
         return new Response(null, { status: 200 });
+      case "/sim/stats":
+        return Response.json(this.stats);
+      case "/sim/reset":
+        Object.assign(this.stats, { chatRequests: 0, tokenizeRequests: 0, adminRequests: 0 });
+        this.stats.peakInFlight = this.stats.inFlight;
+        return Response.json(this.stats);
       case "/v1/models":
         return Response.json({ object: "list", data: [...this.served].map((id) => this.modelCard(id)) });
       case "/tokenize":
+        this.stats.tokenizeRequests++;
         return Response.json(this.tokenize(body ?? {}));
       case "/v1/chat/completions":
         return await this.chat(body ?? {});
       case "/pause":
       case "/resume":
       case "/update_weights":
+        this.stats.adminRequests++;
         return Response.json({ status: "ok" });
       case "/v1/load_lora_adapter":
       case "/load_lora_adapter":
@@ -177,8 +173,8 @@ export class FakeServer {
 
   private tokenize(body: Record<string, unknown>) {
     const tokens = Array.isArray(body.messages)
-      ? fakeTokens(renderPrompt(body.messages as never, body.add_generation_prompt !== false))
-      : fakeTokens(String(body.prompt ?? ""));
+      ? this.tokenizer.render(body.messages as never, body.add_generation_prompt !== false)
+      : this.tokenizer.encode(String(body.prompt ?? ""));
     return {
       count: tokens.length,
       max_model_len: this.options.maxModelLen ?? 4096,
@@ -192,7 +188,7 @@ export class FakeServer {
     if (!this.served.has(model)) {
       return Response.json(errorBody(`The model \`${model}\` does not exist.`, 404), { status: 404 });
     }
-    const prompt = fakeTokens(renderPrompt(body.messages as never));
+    const prompt = this.tokenizer.render((body.messages ?? []) as never, true);
     const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
     const limit = this.options.maxModelLen ?? 4096;
     if (prompt.length + maxTokens > limit) {
@@ -202,20 +198,26 @@ export class FakeServer {
         "Please reduce the length of the messages or completion.";
       return Response.json(errorBody(message, 400), { status: 400 });
     }
-    this.inFlight++;
-    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+    const stats = this.stats;
+    stats.chatRequests++;
+    stats.inFlight++;
+    stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
     try {
       if (!this.gateOpen) await new Promise<void>((go) => this.waiting.push(go));
+      const latency = this.options.latencyMs?.() ?? 0;
+      if (latency > 0) await Bun.sleep(latency);
       const index = this.chatCount++;
-      let completion = fakeTokens(this.options.reply?.(body, index) ?? `reply ${index}`);
+      let text = this.options.reply?.(body, index) ?? `reply ${index}`;
+      let completion = this.tokenizer.encode(text);
       let finishReason = "stop";
       if (completion.length > maxTokens) {
         completion = completion.slice(0, maxTokens);
+        text = this.tokenizer.prefix(text, maxTokens);
         finishReason = "length";
       }
-      return Response.json(this.chatAnswer(body, prompt, completion, finishReason));
+      return Response.json(this.chatAnswer(body, prompt, completion, text, finishReason));
     } finally {
-      this.inFlight--;
+      stats.inFlight--;
     }
   }
 
@@ -223,6 +225,7 @@ export class FakeServer {
     body: Record<string, unknown>,
     prompt: number[],
     completion: number[],
+    text: string,
     finishReason: string,
   ) {
     const withIds = this.options.tokenIds !== false && body.return_token_ids === true;
@@ -241,7 +244,7 @@ export class FakeServer {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: new TextDecoder().decode(new Uint8Array(completion)) },
+          message: { role: "assistant", content: text },
           logprobs: body.logprobs === true && !this.options.noLogprobs ? { content } : null,
           finish_reason: finishReason,
           stop_reason: null,
