@@ -1,4 +1,4 @@
-import type { Message } from "@air/core";
+import type { GenerateRequest, Message } from "@air/core";
 
 /**
  * Reading a chat answer's `prompt_token_ids` without re-parsing the part the policy has already read.
@@ -28,6 +28,18 @@ export interface PromptCursor {
 export interface PromptHint {
   ids: ArrayLike<number>;
   cursor: PromptCursor;
+}
+
+/**
+ * The request's previous prompt as a hint for reading the answer, when its cursor is one this policy made.
+ * @example const hint = hintOf(request.previousPrompt);
+ */
+export function hintOf(previous: GenerateRequest["previousPrompt"]): PromptHint | undefined {
+  const c = previous?.cursor as Partial<PromptCursor> | undefined;
+  if (previous === undefined || typeof c?.textLength !== "number" || typeof c.count !== "number")
+    return undefined;
+  if (typeof c.hash !== "bigint" && typeof c.hash !== "number") return undefined;
+  return { ids: previous.ids, cursor: c as PromptCursor };
 }
 
 const KEY = '"prompt_token_ids":[';

@@ -9,21 +9,23 @@ import {
   type Policy,
   type WeightsRef,
 } from "@air/core";
-import type { PromptCursor, PromptHint } from "./answer-ids.ts";
-import { checkTokenData, isContextLengthError, readCompletion } from "./completion.ts";
+import { hintOf, type PromptCursor, type PromptHint } from "./answer-ids.ts";
+import { isContextLengthError } from "./completion.ts";
 import { adminUrls, baseUrls, type OpenAIPolicyConfig } from "./config.ts";
+import { fitWindow } from "./context-window.ts";
 import { detectServer } from "./detect.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
-import { kindRequestFields, type ServerInfo } from "./kinds.ts";
+import type { ServerInfo } from "./kinds.ts";
 import { formatErrorMessage, parseAction } from "./parse/action.ts";
 import { ServerPool } from "./pool.ts";
-import { promptBound } from "./prompt-bound.ts";
-import { lacksHint, promptIdsByKind } from "./prompt-ids.ts";
+import { readSample } from "./read-sample.ts";
+import { chatBody } from "./request-body.ts";
 import { statusOf } from "./retry.ts";
 import { contextStop, type Sampled, sampleLlama } from "./sample-llama.ts";
 import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
+import { type TokenizeDeps, tokenizeMessages } from "./tokenize-calls.ts";
 import { WeightSync } from "./weight-sync.ts";
 
 /** What the policy needs from the run besides its config. */
@@ -56,6 +58,8 @@ export class OpenAIPolicy implements Policy {
   private readonly weights: WeightSync;
   private readonly baseModel: string;
   private readonly gate: RequestGate;
+  /** The gate and pool, for the tokenize calls of a generation. */
+  private readonly deps: TokenizeDeps;
   /** Context window from the config; else the server's. */
   private readonly configWindow?: number;
   /** The server's kind and window, found once (a failed detection is retried by the next request). */
@@ -88,6 +92,7 @@ export class OpenAIPolicy implements Policy {
       },
       env.log,
     );
+    this.deps = { gate: this.gate, pool: this.pool };
   }
 
   get version(): number {
@@ -206,31 +211,34 @@ export class OpenAIPolicy implements Policy {
 
   /** One sampled reply for `messages`, or a `context_length` stop when they cannot fit. */
   private async sample(messages: Message[], request: GenerateRequest, formatRetry: number): Promise<Sampled> {
-    const { signal } = request;
+    const { signal, rolloutId } = request;
     const version = this.weights.version;
     const info = await this.serverInfo(signal);
-    let maxTokens = this.config.max_tokens;
-    let promptIds: number[] | undefined;
-    const limit = this.configWindow ?? info.contextWindow;
     const hint = hintOf(request.previousPrompt);
-    if (limit !== undefined && promptBound(messages, hint) + maxTokens > limit) {
-      promptIds = await this.tokenizeMessages(info, messages, request.rolloutId, signal);
-      if (promptIds !== undefined) {
-        if (promptIds.length >= limit) return this.contextStop(promptIds, version);
-        if (promptIds.length + maxTokens > limit) {
-          maxTokens = limit - promptIds.length;
-          this.gate.count((s) => s.maxTokensClamped++);
-        }
-      }
-    }
-    if (info.kind === "llama.cpp" && this.config.require_token_data && !this.env.evaluationOnly) {
-      const ids =
-        promptIds ?? (await this.tokenizeMessages(info, messages, request.rolloutId, request.signal));
-      const chat = this.chatBody(info, messages, maxTokens, request, formatRetry);
+    const deps = this.deps;
+    const limit = this.configWindow ?? info.contextWindow;
+    const model = this.weights.model;
+    const fit = await fitWindow(deps, {
+      limit,
+      maxTokens: this.config.max_tokens,
+      messages,
+      hint,
+      info,
+      model,
+      rolloutId,
+      signal,
+    });
+    if (fit.full) return this.contextStop(fit.promptIds ?? [], version);
+    const { maxTokens } = fit;
+    const body = chatBody(this.config, { info, model, version, messages, maxTokens, request, formatRetry });
+    const needed = this.config.require_token_data && !this.env.evaluationOnly;
+    if (info.kind === "llama.cpp" && needed) {
+      const promptIds =
+        fit.promptIds ?? (await tokenizeMessages(deps, info, model, messages, rolloutId, signal));
       const stop = (ids: number[]) => this.contextStop(ids, version);
       return await sampleLlama(this.gate, this.pool, {
-        chat,
-        promptIds: ids,
+        chat: body,
+        promptIds,
         maxTokens,
         request,
         version,
@@ -238,24 +246,41 @@ export class OpenAIPolicy implements Policy {
       });
     }
     // vLLM and SGLang send the prompt ids back: tokenized ids are not held while the request is in flight.
-    if (this.config.return_token_ids && (info.kind === "vllm" || info.kind === "sglang"))
-      promptIds = undefined;
-    const body = this.chatBody(info, messages, maxTokens, request, formatRetry);
-    let answer: unknown;
-    let cursor: PromptCursor | undefined;
-    const model = body.model;
-    const release = this.weights.using(model);
+    const heldIds =
+      this.config.return_token_ids && (info.kind === "vllm" || info.kind === "sglang")
+        ? undefined
+        : fit.promptIds;
+    const sent = await this.send(body, request, hint);
+    if (sent === "context_length") return this.contextStop(heldIds ?? [], version);
+    return await readSample(deps, {
+      ...sent,
+      info,
+      model: this.weights.model,
+      messages,
+      promptIds: heldIds,
+      rolloutId,
+      version,
+      needed,
+      signal,
+    });
+  }
+
+  /** Sends one chat completion (bounded, retried, on the rollout's server); a context-length 400 is a stop. */
+  private async send(
+    body: ChatBody,
+    request: GenerateRequest,
+    hint: PromptHint | undefined,
+  ): Promise<{ answer: unknown; cursor?: PromptCursor } | "context_length"> {
+    const release = this.weights.using(body.model);
     try {
-      ({ answer, cursor } = await this.gate.run(
+      return await this.gate.run(
         "chat completion",
-        () => this.pool.use(request.rolloutId, (server) => server.chatAnswer(body, signal, hint)),
-        signal,
+        () => this.pool.use(request.rolloutId, (server) => server.chatAnswer(body, request.signal, hint)),
+        request.signal,
         true,
-      ));
+      );
     } catch (error) {
-      if (statusOf(error) === 400 && isContextLengthError(errorMessage(error))) {
-        return this.contextStop(promptIds ?? [], version);
-      }
+      if (statusOf(error) === 400 && isContextLengthError(errorMessage(error))) return "context_length";
       if (error instanceof AirError) throw error;
       throw new AirError("POLICY_FAILED", `chat completion rejected: ${errorMessage(error)}`, {
         plugin: "openai",
@@ -265,142 +290,10 @@ export class OpenAIPolicy implements Policy {
     } finally {
       release();
     }
-    const read = readCompletion(answer);
-    const needed = this.config.require_token_data && !this.env.evaluationOnly;
-    if (!needed && info.kind === "openai") {
-      return {
-        text: read.text,
-        finishReason: read.finishReason,
-        ...checkTokenData(read.promptTokenIds ?? [], read.completionTokenIds ?? [], read.logprobs ?? []),
-        version,
-        usage: read.usage,
-      };
-    }
-    promptIds =
-      read.promptTokenIds ??
-      promptIds ??
-      (await this.tokenizeMessages(info, messages, request.rolloutId, signal));
-    let completionIds = read.completionTokenIds;
-    if (completionIds === undefined && read.text !== "" && info.kind === "vllm") {
-      const ids = await this.tokenize(
-        () =>
-          this.pool.use(request.rolloutId, (server) =>
-            server.tokenizeText(this.weights.model, read.text, signal),
-          ),
-        signal,
-      );
-      if (ids !== undefined && ids.length === read.logprobs?.length) completionIds = ids;
-    }
-    if (read.text === "" && completionIds === undefined) completionIds = [];
-    const data = checkTokenData(promptIds, completionIds, read.logprobs, read.usage);
-    if (data.problems.length > 0 && needed) {
-      throw new AirError(
-        "POLICY_FAILED",
-        `the ${info.kind} server's answer lacks training data: ${data.problems.join("; ")} (${lacksHint(info.kind)})`,
-        { plugin: "openai", hook: "generate" },
-      );
-    }
-    const sampled: Sampled = {
-      text: read.text,
-      finishReason: read.finishReason,
-      ...data,
-      version,
-      usage: read.usage,
-    };
-    if (
-      cursor !== undefined &&
-      read.promptTokenIds !== undefined &&
-      cursor.count === data.promptTokenIds.length
-    )
-      sampled.cursor = { ...cursor, messages: messages.length, lastMessage: messages.at(-1) };
-    return sampled;
   }
 
   private contextStop(promptIds: number[], version: number): Sampled {
     this.gate.count((s) => s.contextLength++);
     return contextStop(promptIds, version);
   }
-
-  private chatBody(
-    info: ServerInfo,
-    messages: Message[],
-    maxTokens: number,
-    request: GenerateRequest,
-    formatRetry: number,
-  ): ChatBody {
-    const body: ChatBody = {
-      model: this.weights.model,
-      messages,
-      temperature: this.config.temperature,
-      top_p: this.config.top_p,
-      max_completion_tokens: maxTokens,
-      n: 1,
-      ...kindRequestFields(info.kind, {
-        returnTokenIds: this.config.return_token_ids,
-        vllmExtras: this.config.vllm_extras,
-        version: this.weights.version,
-      }),
-    };
-    if (this.config.seed !== undefined) {
-      body.seed = requestSeed(this.config.seed, request.rolloutId, request.turnIndex, formatRetry);
-    }
-    return body;
-  }
-
-  private async tokenizeMessages(
-    info: ServerInfo,
-    messages: Message[],
-    key: string,
-    signal: AbortSignal,
-  ): Promise<number[] | undefined> {
-    this.gate.count((s) => s.tokenizeCalls++);
-    try {
-      return await this.gate.run(
-        "prompt tokenization",
-        () =>
-          this.pool.use(key, (server) =>
-            promptIdsByKind(server, info.kind, this.weights.model, messages, signal),
-          ),
-        signal,
-      );
-    } catch (error) {
-      const status = statusOf(error);
-      if (status === 404 || status === 400) return undefined;
-      throw error;
-    }
-  }
-
-  /** Token ids through /tokenize; undefined when the server has no such route or answers without tokens. */
-  private async tokenize(
-    work: () => Promise<{ tokens?: unknown }>,
-    signal: AbortSignal,
-  ): Promise<number[] | undefined> {
-    this.gate.count((s) => s.tokenizeCalls++);
-    try {
-      const tokens = (await this.gate.run("POST /tokenize", work, signal)).tokens;
-      return Array.isArray(tokens) && tokens.every((t) => typeof t === "number") ? tokens : undefined;
-    } catch (error) {
-      const status = statusOf(error);
-      if (status === 404 || status === 400) return undefined;
-      throw error;
-    }
-  }
-}
-
-/** The request's previous prompt as a hint for reading the answer, when its cursor is one this policy made. */
-function hintOf(previous: GenerateRequest["previousPrompt"]): PromptHint | undefined {
-  const c = previous?.cursor as Partial<PromptCursor> | undefined;
-  if (previous === undefined || typeof c?.textLength !== "number" || typeof c.count !== "number")
-    return undefined;
-  if (typeof c.hash !== "bigint" && typeof c.hash !== "number") return undefined;
-  return { ids: previous.ids, cursor: c as PromptCursor };
-}
-
-/** A 31-bit seed from the run seed, rollout, turn and re-ask, so rollouts of one group still differ. */
-function requestSeed(seed: number, rolloutId: string, turnIndex: number, formatRetry: number): number {
-  let h = (seed ^ 0x811c9dc5) >>> 0;
-  for (const ch of `${rolloutId}:${turnIndex}:${formatRetry}`) {
-    h = Math.imul(h ^ (ch.codePointAt(0) ?? 0), 0x01000193) >>> 0;
-  }
-  return h & 0x7fffffff;
 }
