@@ -2,7 +2,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createLogger } from "@air/core";
 import type { Server } from "bun";
 import { openaiPolicyConfig } from "./config.ts";
+import { requestModel } from "./kinds.ts";
+import { ServerPool } from "./pool.ts";
 import { InferenceServer } from "./server.ts";
+import { WeightSync } from "./weight-sync.ts";
 import { loadWeights, unloadAdapter } from "./weights.ts";
 
 /**
@@ -95,6 +98,32 @@ describe("LoRA routes by server kind", () => {
     const c = config({ base_url: `${prime.url}/v1`, lora_route: "/load_lora_adapter" });
     const server = new InferenceServer(c);
     expect(await loadWeights(server, c, { version: 1, path: "/w/1", kind: "lora" }, env, "vllm")).toBe("air");
+  });
+});
+
+describe("which adapter a generation asks for", () => {
+  test("SGLang selects it from '<served model>:<adapter>' (a bare name is refused); vLLM by its own name", () => {
+    expect(requestModel("sglang", "Qwen/Qwen3-4B", "air-v3")).toBe("Qwen/Qwen3-4B:air-v3");
+    expect(requestModel("vllm", "Qwen/Qwen3-4B", "air-v3")).toBe("air-v3");
+  });
+
+  test("SGLang: requests name '<base>:<adapter>'; the previous adapter is unloaded by its own name", async () => {
+    const sglang = peer(["/load_lora_adapter", "/unload_lora_adapter"]);
+    const c = config({ base_url: `${sglang.url}/v1`, server: "sglang" });
+    const pool = new ServerPool([new InferenceServer(c)], {
+      probeMs: 1000,
+      log: env.log,
+      signal: env.signal,
+      readmit: async () => {},
+    });
+    const sync = new WeightSync(pool, c, env, "m", async () => "sglang");
+    expect(sync.model).toBe("m");
+    await sync.load({ version: 1, path: "/w/1", kind: "lora" });
+    expect(sync.model).toBe("m:air-v1");
+    await sync.load({ version: 2, path: "/w/2", kind: "lora" });
+    expect(sync.model).toBe("m:air-v2");
+    for (let i = 0; i < 100 && sglang.adapters.has("air-v1"); i++) await Bun.sleep(10);
+    expect([...sglang.adapters]).toEqual(["air-v2"]);
   });
 });
 
