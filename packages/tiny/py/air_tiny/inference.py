@@ -9,7 +9,9 @@ Engine routes: GET /health, GET /liveness, GET /v1/models, POST /tokenize, POST 
 POST /resume, POST /update_weights {"weight_dir"}, POST /v1/load_lora_adapter (vLLM) and /load_lora_adapter
 (prime-rl's in-place wrapper; SGLang's name) {"lora_name", "lora_path"} and their unload routes: a PEFT adapter
 dir (lora.py) served as its own model name (base + B·A·alpha/r), the base model unchanged. As stock `vllm serve` (vllm_serve.py, bin/vllm):
-none of prime-rl's routes, runtime LoRA only with VLLM_ALLOW_RUNTIME_LORA_UPDATING. SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
+none of prime-rl's routes, runtime LoRA only with VLLM_ALLOW_RUNTIME_LORA_UPDATING. As SGLang
+(sglang_serve.py, bin/sglang): its routes, adapters selected only as "<served model>:<adapter>" or `lora_path`.
+SIGTERM or SIGINT stops it at once (exit 0), even with requests in flight.
 """
 
 import hashlib
