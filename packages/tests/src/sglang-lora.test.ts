@@ -155,3 +155,47 @@ test(
   },
   RUN_MS + 60_000,
 );
+
+test(
+  "SGLang mode with full weights: each step's weights arrive through /update_weights_from_disk",
+  async () => {
+    const out = mkdtempSync(join(tmpdir(), "air-sglang-full-"));
+    const runDir = join(out, "quickstart");
+    current = { out, runDir };
+    const port = await freePort();
+    current.server = await startSglang(port, join(out, "sglang.log"));
+    const url = `http://127.0.0.1:${port}`;
+    const base = await chat(url, SERVED);
+    const run = startLauncher(
+      [
+        CONFIG,
+        `--run.output_dir="${out}"`,
+        `--run.max_steps=${STEPS}`,
+        `--inference.kind="external"`,
+        `--inference.url="${url}"`,
+        `--policy.base_url="${url}/v1"`,
+        `--policy.server="sglang"`,
+        `--policy.model="${SERVED}"`,
+      ],
+      { cwd: out, timeoutMs: RUN_MS },
+    );
+    current.run = run;
+    const code = await run.done;
+    if (code !== 0) throw new Error(`launcher exited ${code}:\n${run.stderr().slice(-4000)}`);
+    const db = new Database(join(runDir, "air.db"), { readonly: true });
+    const mismatch = (
+      db.query("SELECT value FROM metrics WHERE name = 'trainer/mismatch' ORDER BY step").all() as Array<{
+        value: number;
+      }>
+    ).map((r) => r.value);
+    db.close();
+    expect(mismatch).toHaveLength(STEPS);
+    for (const m of mismatch) expect(Math.abs(m)).toBeLessThan(1e-6);
+    // The server now serves the trained weights: its logprobs moved from the base model's.
+    const after = firstLogprobs((await chat(url, SERVED)).body);
+    const before = firstLogprobs(base.body);
+    expect(after.some((lp, i) => Math.abs(lp - (before[i] ?? lp)) > 1e-9)).toBe(true);
+    expect(survivors(run, runDir)).toEqual([]);
+  },
+  RUN_MS + 60_000,
+);
