@@ -76,7 +76,7 @@ test("checkpoints every ckpt.interval steps and after the last, keep_last prunes
   const ckpts = join(first.runDir, "checkpoints");
   expect(existsSync(join(ckpts, "step_1"))).toBe(false); // not on the interval
   expect(existsSync(join(ckpts, "step_2"))).toBe(false); // saved at step 2, pruned by keep_last = 1 after step 3
-  expect(existsSync(join(ckpts, "step_3", "trainer", "tiny.pt"))).toBe(true); // the final checkpoint
+  expect(existsSync(join(ckpts, "step_3", "trainer", ".metadata"))).toBe(true); // the final checkpoint
   // prime-rl removes broadcasts/step_{N-2} after broadcasting N unless N-2 is on the ckpt interval (0 always is):
   expect(
     ["step_0", "step_1", "step_2", "step_3"].map((s) => existsSync(join(first.runDir, "broadcasts", s))),
@@ -92,6 +92,38 @@ test("checkpoints every ckpt.interval steps and after the last, keep_last prunes
   expect(existsSync(join(resumed.runDir, "broadcasts", "step_3", "STABLE"))).toBe(true);
   expect(await resumed.proc.stop(30_000)).toBe(0);
 }, 180_000);
+
+test("a checkpoint is written as DCP writes one (payload, then .metadata); stopped between the two, STABLE is there, the metrics row and .metadata are not, and loading it fails", async () => {
+  const runDir = join(root, "partial");
+  const file = join(root, "partial.json");
+  writeTinyConfig(file, { commands: ["a", "b"], run_dir: runDir, poll_ms: 20 });
+  appendFileSync(tinyFiles(file).trainer, "[ckpt]\ninterval = 1\n");
+  const proc = await startTiny(TINY_TRAINER_SCRIPT, file, 60_000, {
+    AIR_TINY_CKPT_STOP_AT: "2",
+    AIR_TINY_CKPT_STOP_HOW: "kill",
+  });
+  started.push(proc);
+  for (const step of [1, 2]) writeStep(runDir, step);
+  expect(await exited(proc)).not.toBe("hung");
+  expect(proc.proc.signalCode).toBe("SIGKILL");
+  const ckpt = (step: number, name: string) => join(runDir, "checkpoints", `step_${step}`, "trainer", name);
+  expect([".metadata", "__0_0.distcp"].map((n) => existsSync(ckpt(1, n)))).toEqual([true, true]);
+  expect([".metadata", "__0_0.distcp"].map((n) => existsSync(ckpt(2, n)))).toEqual([false, true]);
+  expect(existsSync(join(runDir, "broadcasts", "step_2", "STABLE"))).toBe(true); // STABLE before the save
+  const rows = readFileSync(join(runDir, "metrics.jsonl"), "utf8").trim().split("\n");
+  expect(rows.map((r) => JSON.parse(r).step)).toEqual([1]); // the row after the save
+
+  rmSync(tinyFiles(file).trainer);
+  writeTinyConfig(file, { commands: ["a", "b"], run_dir: runDir, poll_ms: 20 });
+  appendFileSync(tinyFiles(file).trainer, "[ckpt]\ninterval = 1\n[resume]\nstep = 2\n");
+  const load = Bun.spawn(["/usr/bin/python3", TINY_TRAINER_SCRIPT, "@", tinyFiles(file).trainer], {
+    stderr: "pipe",
+  });
+  expect(await Promise.race([load.exited, Bun.sleep(60_000).then(() => "hung")])).toBe(1);
+  expect(await new Response(load.stderr).text()).toContain(
+    `No such file or directory: '${ckpt(2, ".metadata")}'`,
+  );
+}, 90_000);
 
 test("[resume] step = k without that checkpoint fails as prime-rl's does (FileNotFoundError naming the path)", async () => {
   const file = join(root, "missing.json");
