@@ -36,7 +36,7 @@ async function finishedRun(args: string[], files: Record<string, string>) {
   return { config, runDir, base };
 }
 
-test("full weights: the last finished broadcast, linked, with the base model's config and tokenizer: vllm serve <dir>", async () => {
+test("full weights: the last finished broadcast, copied, with the base model's config and tokenizer: vllm serve <dir>", async () => {
   const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
   const w = exportFinalWeights(config);
   expect(w).toMatchObject({
@@ -47,9 +47,13 @@ test("full weights: the last finished broadcast, linked, with the base model's c
   });
   const dir = w?.dir as string;
   expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
-  expect(statSync(join(dir, "model.safetensors")).ino).toBe(
+  // its own inode: a resumed trainer that broadcasts step 3 again truncates and rewrites the file in place, as
+  // prime-rl's save_file does, and the deliverable must not change with it
+  expect(statSync(join(dir, "model.safetensors")).ino).not.toBe(
     statSync(join(runDir, "broadcasts", "step_3", "model.safetensors")).ino,
   );
+  writeFileSync(join(runDir, "broadcasts", "step_3", "model.safetensors"), "REWRITTEN");
+  expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
   expect(readFileSync(join(dir, "config.json"), "utf8")).toContain("config.json");
   expect(existsSync(join(dir, "tokenizer.json"))).toBe(true);
   expect(existsSync(join(dir, "STABLE"))).toBe(false);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PreparedRunDir, RunDirContext } from "@air/core";
-import { checkpointDir, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
+import { checkpointDir, incompleteCheckpointSteps, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
 import { cleanFutureSteps } from "./clean.ts";
 import type { PrimeRlConfig } from "./options.ts";
 import { primeRlPluginPaths } from "./plugin.ts";
@@ -12,9 +12,10 @@ import { lastPrimeStepUpTo } from "./steps.ts";
  * (`clean_future_steps`): a fresh start removes every old `rollouts/step_*` and `broadcasts/step_*` (else the
  * trainer's receiver, starting at step 1, would train on the previous run's batches and air would take stale
  * weights for fresh ones) plus the old metrics, `control/evicted.txt` and air's step map; a resume removes the
- * steps (and checkpoints) after the resume point. Returns `trainerStep`, the last prime-rl step taken by an air step
+ * steps (and checkpoints) after the resume point, and every checkpoint whose save never finished (no `.metadata`:
+ * the trainer died mid-save; it is passed over, and saved again when its step is trained again). Returns `trainerStep`, the last prime-rl step taken by an air step
  * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
- * (`[resume] step`; undefined: the trainer starts from the base weights and trains the kept batches again), and
+ * (`[resume] step`; only a complete one counts; undefined: the trainer starts from the base weights and trains the kept batches again), and
  * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
  * A worker node only reads the resume point (the master prepares the shared output dir; a worker that starts late
  * must not delete what the master wrote). The plugin's `launch.prepareRunDir` hook.
@@ -70,8 +71,9 @@ export function prepareRunDir(config: PrimeRlConfig, ctx: RunDirContext): Prepar
         removed.push(stale);
       }
   const ckpts = checkpointDir(paths.outputDir);
+  const incomplete = new Set(incompleteCheckpointSteps(paths.outputDir));
   for (const s of stepNumbers(ckpts))
-    if (s > (primeStep ?? 0)) {
+    if (s > (primeStep ?? 0) || incomplete.has(s)) {
       rmSync(join(ckpts, `step_${s}`), { recursive: true, force: true });
       removed.push(join(ckpts, `step_${s}`));
     }
