@@ -125,6 +125,30 @@ test("a checkpoint is written as DCP writes one (payload, then .metadata); stopp
   );
 }, 90_000);
 
+test("is_masked is prime-rl's mean of per-sample fractions, not a per-token mean", async () => {
+  const { proc, runDir } = await trainerIn("masked", "", 1);
+  // A > 0: a token is masked when p - p_inference > 0.2; A <= 0: when p - p_inference < -0.2. EOS after a command is
+  // forced (p = 1); a command's p is near 1/3 (three outputs, fresh weights). Inference logprob 0: p_inference = 1.
+  const sample = (ids: number[], mask: boolean[], logprobs: number[], advantage: number) => ({
+    ...SAMPLE,
+    token_ids: ids,
+    mask,
+    logprobs,
+    temperatures: ids.map(() => 1),
+    advantages: ids.map(() => advantage),
+  });
+  writeStep(runDir, 1, [
+    sample([1, 2, 258, 256], [false, false, true, true], [0, 0, 0, -10], 1), // EOS masked: 1 of 2
+    sample([3, 259, 256], [false, true, true], [0, 0, 0], 1), // 0 of 2
+    sample([4, 5, 258, 256], [false, false, true, false], [0, 0, 0, 0], -1), // the command masked: 1 of 1
+  ]);
+  expect(await exited(proc)).toBe(0);
+  const row = JSON.parse(readFileSync(join(runDir, "metrics.jsonl"), "utf8").trim());
+  expect(row["progress/trainable_tokens"]).toBe(5);
+  expect(row["is_masked/mean"]).toBeCloseTo((1 / 2 + 0 + 1) / 3, 12); // per token it would be 2 / 5
+  expect(row["is_masked/max"]).toBe(1);
+}, 90_000);
+
 test("[resume] step = k without that checkpoint fails as prime-rl's does (FileNotFoundError naming the path)", async () => {
   const file = join(root, "missing.json");
   writeTinyConfig(file, { commands: ["a", "b"], run_dir: join(root, "missing"), poll_ms: 20 });

@@ -45,22 +45,26 @@ export function prepareRunDir(config: PrimeRlConfig, ctx: RunDirContext): Prepar
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
-  // The trainer may have run ahead of air before it died: its metrics rows past the resume point are of steps that
-  // are trained again (from the checkpoint), so they go, as their batches and broadcasts do.
+  // The trainer trains every step after its checkpoint again (the kept batches, then new ones), writing their rows
+  // again: the rows past the checkpoint go, so each step's row is written once (a step the trainer ran ahead of
+  // air to, and one whose checkpoint interval or half-written save put it behind the checkpoint).
+  const trainedAgainAfter = resumeStep ?? 0;
   if (primeStep !== undefined && existsSync(paths.metricsFile)) {
     const lines = readFileSync(paths.metricsFile, "utf8")
       .split("\n")
       .filter((l) => l.trim() !== "");
     const kept = lines.filter((l) => {
       try {
-        return !(((JSON.parse(l) as { step?: unknown }).step as number) > primeStep);
+        return !(((JSON.parse(l) as { step?: unknown }).step as number) > trainedAgainAfter);
       } catch {
         return true;
       }
     });
     if (kept.length < lines.length) {
       writeFileSync(paths.metricsFile, kept.map((l) => `${l}\n`).join(""));
-      removed.push(`${paths.metricsFile} (${lines.length - kept.length} row(s) past step ${primeStep})`);
+      removed.push(
+        `${paths.metricsFile} (${lines.length - kept.length} row(s) past step ${trainedAgainAfter})`,
+      );
     }
   }
   // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
