@@ -140,7 +140,10 @@ test("kill -9 of everything while checkpoint 3 has its payload and no .metadata,
   });
   current = { run: second, runDir };
   expect(await second.done).toBe(0);
-  expect(second.stderr()).toContain(`resuming ${runDir} at step 3`);
+  // the weights of prime-rl step 3, set aside before the trainer trains step 3 again and rewrites its broadcast
+  expect(second.stderr()).toContain(
+    `resuming ${runDir} at step 3 from weights ${join(runDir, "prime-rl", "resume-weights", "step_3")}`,
+  );
   expect(resumeStep(runDir)).toBe(2);
   // prime-rl step 3 trained again from checkpoint 2 (its row was never written: it comes after the save)
   expect(metricsSteps(runDir)).toEqual([1, 2, 3, 4, 5, 6]);

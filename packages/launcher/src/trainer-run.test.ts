@@ -45,9 +45,12 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   // the previous run's final weights are not named as this run's
   mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
   writeFileSync(join(config.runDir, "final-weights.json"), "{}");
+  // nor the weights an earlier --resume set aside
+  mkdirSync(join(runDir, "resume-weights", "step_2"), { recursive: true });
   prepareTrainerRunDir(config, 0, false);
   expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
   expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
+  expect(existsSync(join(runDir, "resume-weights"))).toBe(false);
 });
 
 test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {

@@ -15,6 +15,7 @@ import type { FinalWeights, FinalWeightsContext } from "@air/core";
 import type { PrimeRlConfig } from "./options.ts";
 import { broadcastStepDir, STABLE_FILE } from "./paths.ts";
 import { primeRlPluginPaths } from "./plugin.ts";
+import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 
 /** The CPU stand-in for prime-rl's `inference` entrypoint (packages/tiny), which serves air's tiny models (vLLM does not). */
@@ -102,8 +103,12 @@ export function exportFinalWeights(
   const last = ctx.lastCompletedStep;
   if (last === undefined) return undefined;
   const { runDir } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
-  const source = broadcastStepDir(runDir, lastPrimeStepUpTo(runDir, last));
-  if (!existsSync(join(source, STABLE_FILE))) return undefined;
+  const step = lastPrimeStepUpTo(runDir, last);
+  // A resumed run that finished no new step: its weights are where resumeWeights set them aside.
+  const source = [broadcastStepDir(runDir, step), resumeWeightsDir(runDir, step)].find((d) =>
+    existsSync(join(d, STABLE_FILE)),
+  );
+  if (!source) return undefined;
   const dir = join(ctx.runDir, "final-weights");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });

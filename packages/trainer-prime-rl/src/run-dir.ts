@@ -1,10 +1,11 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { PreparedRunDir, RunDirContext } from "@air/core";
 import { checkpointDir, incompleteCheckpointSteps, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
 import { cleanFutureSteps } from "./clean.ts";
 import type { PrimeRlConfig } from "./options.ts";
 import { primeRlPluginPaths } from "./plugin.ts";
+import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 
 /**
@@ -67,9 +68,14 @@ export function prepareRunDir(config: PrimeRlConfig, ctx: RunDirContext): Prepar
       );
     }
   }
-  // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
+  // A fresh start also drops the previous run's deliverable (the final weights named are always this run's) and
+  // the weights an earlier --resume set aside.
   if (!resume)
-    for (const stale of [join(ctx.runDir, "final-weights"), join(ctx.runDir, "final-weights.json")])
+    for (const stale of [
+      join(ctx.runDir, "final-weights"),
+      join(ctx.runDir, "final-weights.json"),
+      dirname(resumeWeightsDir(paths.runDir, 0)),
+    ])
       if (existsSync(stale)) {
         rmSync(stale, { recursive: true, force: true });
         removed.push(stale);
