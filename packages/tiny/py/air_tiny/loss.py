@@ -26,7 +26,7 @@ def local_terms(model, batch, loss):
     """(loss terms by micro-batch index, token stats, per-sample masked fractions, trainable-token count)."""
     total_tokens = 0
     terms = {}
-    stats = {"entropy": [], "mismatch_kl": [], "abs_diff": [], "masked": [], "ratio": []}
+    stats = {"entropy": [], "mismatch_kl": [], "abs_diff": [], "ratio": []}
     masked_fractions = []
     for sample in batch["examples"]:
         tokens, mask = sample["token_ids"], sample["mask"]
@@ -55,7 +55,6 @@ def local_terms(model, batch, loss):
             stats["entropy"].append(float(entropy.item()))
             stats["mismatch_kl"].append(float((ratio - log_ratio - 1).item()))
             stats["abs_diff"].append(abs(float(log_ratio.item())))
-            stats["masked"].append(1.0 if masked else 0.0)
             stats["ratio"].append(float(ratio.item()))
         if sample_tokens:
             masked_fractions.append(sample_masked / sample_tokens)
