@@ -14,9 +14,10 @@ import { lastPrimeStepUpTo } from "./steps.ts";
  * trainer's receiver, starting at step 1, would train on the previous run's batches and air would take stale
  * weights for fresh ones) plus the old metrics, `control/evicted.txt` and air's step map; a resume removes the
  * steps (and checkpoints) after the resume point, and every checkpoint whose save never finished (no `.metadata`:
- * the trainer died mid-save; it is passed over, and saved again when its step is trained again). Returns `trainerStep`, the last prime-rl step taken by an air step
- * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
- * (`[resume] step`; only a complete one counts; undefined: the trainer starts from the base weights and trains the kept batches again), and
+ * the trainer died mid-save; it is passed over, and saved again when its step is trained again). Returns
+ * `trainerStep`, the last prime-rl step taken by an air step before `startStep` (undefined on a fresh start), and
+ * `resumeStep`, the newest complete trainer checkpoint at or before it (`[resume] step`; undefined: the trainer
+ * starts from the base weights and trains the kept batches again), and
  * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
  * A worker node only reads the resume point (the master prepares the shared output dir; a worker that starts late
  * must not delete what the master wrote). The plugin's `launch.prepareRunDir` hook.
