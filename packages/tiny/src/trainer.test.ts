@@ -2,10 +2,13 @@ import { afterAll, expect, test } from "bun:test";
 import {
   appendFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -148,6 +151,34 @@ test("is_masked is prime-rl's mean of per-sample fractions, not a per-token mean
   expect(row["is_masked/mean"]).toBeCloseTo((1 / 2 + 0 + 1) / 3, 12); // per token it would be 2 / 5
   expect(row["is_masked/max"]).toBe(1);
 }, 90_000);
+
+test("a resumed trainer broadcasts its start step again by renames: no file in a dir with STABLE is rewritten in place", async () => {
+  const runDir = join(root, "rebroadcast");
+  const file = join(root, "rebroadcast.json");
+  const config = { commands: ["a", "b"], run_dir: runDir, poll_ms: 20, lora: { rank: 4, alpha: 8 } };
+  writeTinyConfig(file, { ...config, max_steps: 1 });
+  appendFileSync(tinyFiles(file).trainer, "[ckpt]\ninterval = 1\n");
+  const first = await startTiny(TINY_TRAINER_SCRIPT, file, 60_000);
+  started.push(first);
+  writeStep(runDir, 1);
+  expect(await exited(first)).toBe(0);
+  const step1 = join(runDir, "broadcasts", "step_1");
+  const names = ["adapter_config.json", "adapter_model.safetensors", "STABLE"];
+  // a reader's view of the finished broadcast (as a hard link keeps it)
+  for (const name of names) linkSync(join(step1, name), join(root, `rebroadcast-${name}`));
+  rmSync(tinyFiles(file).trainer);
+  writeTinyConfig(file, config);
+  appendFileSync(tinyFiles(file).trainer, "[ckpt]\ninterval = 1\n[resume]\nstep = 1\n");
+  const resumed = await startTiny(TINY_TRAINER_SCRIPT, file, 60_000);
+  started.push(resumed);
+  expect(resumed.ready).toMatchObject({ step: 2 }); // step_1 was broadcast again before "ready"
+  for (const name of names) {
+    expect(statSync(join(step1, name)).ino).not.toBe(statSync(join(root, `rebroadcast-${name}`)).ino);
+    expect(statSync(join(root, `rebroadcast-${name}`)).nlink).toBe(1); // the old file, whole and unlinked there
+  }
+  expect(readdirSync(step1).sort()).toEqual([...names].sort());
+  expect(await resumed.stop(30_000)).toBe(0);
+}, 120_000);
 
 test("[resume] step = k without that checkpoint fails as prime-rl's does (FileNotFoundError naming the path)", async () => {
   const file = join(root, "missing.json");
