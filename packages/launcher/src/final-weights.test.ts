@@ -5,6 +5,7 @@ import { primeRlPaths as paths, pruneStepDirs } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
 import { exportFinalWeights, finalWeightsLines } from "./final-weights.ts";
 import { processContext } from "./process-kinds.ts";
+import { resumeWeights } from "./resume.ts";
 import { writeProgress } from "./rundir.ts";
 import { REPO_ROOT, removeTempDirs, tempDir } from "./test-helpers.ts";
 
@@ -36,7 +37,7 @@ async function finishedRun(args: string[], files: Record<string, string>) {
   return { config, runDir, base };
 }
 
-test("full weights: the last finished broadcast, linked, with the base model's config and tokenizer: vllm serve <dir>", async () => {
+test("full weights: the last finished broadcast, copied, with the base model's config and tokenizer: vllm serve <dir>", async () => {
   const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
   const w = exportFinalWeights(config);
   expect(w).toMatchObject({
@@ -47,9 +48,13 @@ test("full weights: the last finished broadcast, linked, with the base model's c
   });
   const dir = w?.dir as string;
   expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
-  expect(statSync(join(dir, "model.safetensors")).ino).toBe(
+  // its own inode: a resumed trainer that broadcasts step 3 again truncates and rewrites the file in place, as
+  // prime-rl's save_file does, and the deliverable must not change with it
+  expect(statSync(join(dir, "model.safetensors")).ino).not.toBe(
     statSync(join(runDir, "broadcasts", "step_3", "model.safetensors")).ino,
   );
+  writeFileSync(join(runDir, "broadcasts", "step_3", "model.safetensors"), "REWRITTEN");
+  expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
   expect(readFileSync(join(dir, "config.json"), "utf8")).toContain("config.json");
   expect(existsSync(join(dir, "tokenizer.json"))).toBe(true);
   expect(existsSync(join(dir, "STABLE"))).toBe(false);
@@ -63,6 +68,15 @@ test("full weights: the last finished broadcast, linked, with the base model's c
   rmSync(join(runDir, "broadcasts"), { recursive: true });
   pruneStepDirs({ runDir, outputDir: runDir, newest: 9, keepBroadcasts: 2 });
   expect(readFileSync(join(dir, "model.safetensors"), "utf8")).toBe("TRAINED 3");
+});
+
+test("a resumed run that finished no new step: the weights --resume set aside are the final weights", async () => {
+  const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
+  // progress: air step 2 done (prime-rl step 3); --resume sets broadcasts/step_3 aside
+  expect(resumeWeights(config, 3)?.path).toBe(join(runDir, "resume-weights", "step_3"));
+  const w = exportFinalWeights(config);
+  expect(w?.source).toBe(join(runDir, "resume-weights", "step_3"));
+  expect(readFileSync(join(w?.dir as string, "model.safetensors"), "utf8")).toBe("TRAINED 3");
 });
 
 test("a LoRA adapter is served on its base model; no config copied into it", async () => {

@@ -7,7 +7,7 @@ export type { FinalWeights } from "@air/core";
 
 /**
  * Makes the run's trained model a deliverable once it ends, through the trainer plugin's `launch.finalWeights`
- * hook (prime-rl: the newest finished broadcast hard-linked into `<run dir>/final-weights`). Undefined when the
+ * hook (prime-rl: the newest finished broadcast copied (reflinked where the filesystem can, never hard-linked: prime-rl rewrites a re-broadcast step in place) into `<run dir>/final-weights`). Undefined when the
  * trainer has no such hook or the run finished no step.
  * @example exportFinalWeights(config)?.serve // "vllm serve /out/run/final-weights"
  */

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import trainerNone from "@air/trainer-none";
@@ -15,11 +15,19 @@ describe("resumeWeights", () => {
     const config = await resolveConfig(join(REPO_ROOT, "configs", "quickstart.toml"), [
       `--run.output_dir="${out}"`,
     ]);
-    const broadcast = join(out, "quickstart", "prime-rl", "broadcasts", "step_3");
+    const prime = join(out, "quickstart", "prime-rl");
+    const broadcast = join(prime, "broadcasts", "step_3");
     mkdirSync(broadcast, { recursive: true });
+    writeFileSync(join(broadcast, "model.safetensors"), "v3");
     expect(resumeWeights(config, 3)).toBeUndefined();
     writeFileSync(join(broadcast, "STABLE"), "");
-    expect(resumeWeights(config, 3)).toEqual({ version: 3, path: broadcast, kind: "full" });
+    // set aside (one rename) where the resumed trainer, which broadcasts step 3 again in place, never writes
+    const kept = join(prime, "resume-weights", "step_3");
+    expect(resumeWeights(config, 3)).toEqual({ version: 3, path: kept, kind: "full" });
+    expect(existsSync(broadcast)).toBe(false);
+    expect(readFileSync(join(kept, "model.safetensors"), "utf8")).toBe("v3");
+    // asked again (another node, a second --resume): found there
+    expect(resumeWeights(config, 3)).toEqual({ version: 3, path: kept, kind: "full" });
     expect(resumeWeights(config, 4)).toBeUndefined();
     expect(resumeWeights(config, 0)).toBeUndefined();
   });
@@ -48,7 +56,7 @@ describe("resumeWeights", () => {
     writeFileSync(join(runDir, "air-steps.json"), JSON.stringify({ 0: 1, 1: 2, 2: null, 3: 3 }));
     expect(resumeWeights(config, 4)).toEqual({
       version: 4,
-      path: join(runDir, "broadcasts", "step_3"),
+      path: join(runDir, "resume-weights", "step_3"),
       kind: "full",
     });
   });

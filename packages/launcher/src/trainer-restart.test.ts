@@ -76,6 +76,11 @@ describe("trainer restart logic", () => {
       writeFileSync(join(runDir, "broadcasts", `step_${s}`, "STABLE"), "");
     }
     mkdirSync(join(outputDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+    writeFileSync(join(outputDir, "checkpoints", "step_2", "trainer", ".metadata"), "");
+    expect(restartResumeStep(config)).toBe(2);
+    // step 3's save was killed after its payload, before .metadata: still checkpoint 2
+    mkdirSync(join(outputDir, "checkpoints", "step_3", "trainer"), { recursive: true });
+    writeFileSync(join(outputDir, "checkpoints", "step_3", "trainer", "__0_0.distcp"), "");
     expect(restartResumeStep(config)).toBe(2);
   });
 });

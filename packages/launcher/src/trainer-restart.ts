@@ -63,7 +63,7 @@ export function restartProblems(config: RunConfig): string[] {
 
 /**
  * The checkpoint step a restarted trainer resumes from, through the trainer plugin's `launch.restartStep` hook
- * (prime-rl: the newest checkpoint at or before the newest finished broadcast). Undefined: a fresh start.
+ * (prime-rl: the newest complete checkpoint at or before the newest finished broadcast). Undefined: a fresh start.
  * @example restartResumeStep(config) // 3
  */
 export function restartResumeStep(config: RunConfig): number | undefined {

@@ -45,9 +45,12 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   // the previous run's final weights are not named as this run's
   mkdirSync(join(config.runDir, "final-weights"), { recursive: true });
   writeFileSync(join(config.runDir, "final-weights.json"), "{}");
+  // nor the weights an earlier --resume set aside
+  mkdirSync(join(runDir, "resume-weights", "step_2"), { recursive: true });
   prepareTrainerRunDir(config, 0, false);
   expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
   expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
+  expect(existsSync(join(runDir, "resume-weights"))).toBe(false);
 });
 
 test("a resume keeps the steps up to the resume point and tells the trainer where to resume", async () => {
@@ -69,18 +72,26 @@ test("nothing is touched when the launcher starts no trainer", async () => {
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
 });
 
+/** A checkpoint as DCP leaves a finished save: `checkpoints/step_N/trainer/.metadata` written last. */
+function completeCheckpoint(outputDir: string, step: number): void {
+  mkdirSync(join(outputDir, "checkpoints", `step_${step}`, "trainer"), { recursive: true });
+  writeFileSync(join(outputDir, "checkpoints", `step_${step}`, "trainer", ".metadata"), "");
+}
+
 test("a resume loads the newest checkpoint at or before the resume point; later checkpoints go", async () => {
   const config = await load();
   const { runDir, outputDir } = primeRlPaths(config);
   dirty(runDir);
-  for (const s of [1, 3])
-    mkdirSync(join(outputDir, "checkpoints", `step_${s}`, "trainer"), { recursive: true });
+  for (const s of [1, 3]) completeCheckpoint(outputDir, s);
+  // a save that never finished (no .metadata) is no resume point, and goes
+  mkdirSync(join(outputDir, "checkpoints", "step_2", "trainer"), { recursive: true });
   // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
   writeFileSync(join(runDir, "metrics.jsonl"), [1, 2, 3].map((step) => `{"step": ${step}}\n`).join(""));
   const prepared = prepareTrainerRunDir(config, 2, true);
   expect(prepared).toMatchObject({ trainerStep: 2, resumeStep: 1 });
-  // the trainer ran ahead to step 3 before it died: that row goes, as the step is trained again
-  expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe('{"step": 1}\n{"step": 2}\n');
+  // steps 2 (behind checkpoint 1) and 3 (the trainer ran ahead before it died) are trained again: their rows go,
+  // so each step's row is written once
+  expect(readFileSync(join(runDir, "metrics.jsonl"), "utf8")).toBe('{"step": 1}\n');
   expect(readdirSync(join(outputDir, "checkpoints"))).toEqual(["step_1"]);
   expect(readdirSync(join(runDir, "rollouts")).sort()).toEqual(["step_1", "step_2"]);
   const toml = await primeRlTrainerToml(config, { resumeStep: prepared.resumeStep });
@@ -102,7 +113,7 @@ test("a worker node (node_rank > 0) never cleans the shared output dir", async (
   dirty(runDir);
   expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
   // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
-  mkdirSync(join(runDir, "checkpoints", "step_2", "trainer"), { recursive: true });
+  completeCheckpoint(runDir, 2);
   expect(prepareTrainerRunDir(config, 2, true)).toEqual({ trainerStep: 2, resumeStep: 2, removed: [] });
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);

@@ -222,7 +222,7 @@ base = {k.replace(".base_layer.", "."): v for k, v in state.items() if ".lora_" 
 print(json.dumps({"same_keys": sorted(base) == sorted(init), "changed": [k for k in init if not torch.equal(init[k], base[k])],
   "adapter_changed": sorted(k for k, v in state.items() if ".lora_B." in k and bool(v.abs().sum() > 0))}))`,
       tinyFiles(file).modelDir,
-      join(runDir, "checkpoints", "step_2", "trainer", "tiny.pt"),
+      join(runDir, "checkpoints", "step_2", "trainer", "__0_0.distcp"),
     ],
     { env: { ...process.env, PYTHONPATH: TINY_PY_DIR }, stderr: "pipe" },
   );

@@ -13,7 +13,9 @@ import { TINY_TRAINER_SCRIPT, writeTinyConfig } from "./scripts.ts";
 
 // The tiny trainer reads both prime-rl formats air writes: 0.8's TrainingBatch and 0.9's packed MicroBatch lists
 // (one file per data rank, each read by its own rank). The same samples must give the same step-1 loss either way:
-// two ranks dividing by the all-reduced token count and summing gradients take the step one process would.
+// two ranks dividing by the all-reduced token count and summing gradients take the step one process would. The
+// logged loss/mean is prime-rl's: the mean over all ranks' micro-batches of each one's scaled loss, i.e. the batch
+// loss ÷ the number of micro-batches on all ranks (one process over the 0.8 file: one micro-batch, the batch loss).
 const root = mkdtempSync(join(tmpdir(), "air-tiny-formats-"));
 const started: TinyProcess[] = [];
 afterAll(async () => {
@@ -99,37 +101,44 @@ async function stepMetrics(
   >;
 }
 
-test("0.8 TrainingBatch (one process) and 0.9 MicroBatch files (two gloo ranks, each reading its own rank_R.bin) train the same step", async () => {
+test("0.8 TrainingBatch (one process) and 0.9 MicroBatch files (two gloo ranks, each reading its own rank_R.bin) train the same step; the 2-rank loss/mean is the batch loss ÷ micro-batches on all ranks", async () => {
   const v08 = await stepMetrics("v08", "0.8", 1, (dir) =>
     writeFileSync(
       join(dir, "train_rollouts.bin"),
       encodeTrainingBatch({ examples: samples, step: 1, run_idx: null }),
     ),
   );
+  let microBatches = 0;
   const v09 = await stepMetrics("v09", "0.9", 2, (dir) => {
     // Highest rank first, as the plugin writes them: rank_0.bin appearing means the step is complete.
     const grid = packSamples(samples, { seqLen: 6, dataWorldSize: 2, padToMultipleOf: 4 });
-    expect(grid.flat().length).toBeGreaterThan(2);
+    microBatches = grid.flat().length;
+    expect(microBatches).toBeGreaterThan(2);
     for (let r = grid.length - 1; r >= 0; r--)
       writeFileSync(join(dir, `rank_${r}.bin`), encodeMicroBatches(grid[r] ?? []));
   });
   expect(v09["progress/trainable_tokens"]).toBe(6);
   expect(v09["progress/trainable_tokens"]).toBe(v08["progress/trainable_tokens"] ?? -1);
-  expect(v09["loss/mean"]).toBeCloseTo(v08["loss/mean"] ?? Number.NaN, 12);
+  expect(v08["loss/mean"]).not.toBe(0);
+  expect((v09["loss/mean"] ?? Number.NaN) * microBatches).toBeCloseTo(v08["loss/mean"] ?? Number.NaN, 12);
   expect(v09["optim/grad_norm"]).toBeCloseTo(v08["optim/grad_norm"] ?? Number.NaN, 12);
 }, 180_000);
 
 test("LoRA: two gloo ranks (gradients of the adapter only all-reduced) take the step one process would", async () => {
   const lora = { rank: 4, alpha: 8 };
+  const microBatches: Record<number, number> = {};
   const files = (ranks: number) => (dir: string) => {
     const grid = packSamples(samples, { seqLen: 6, dataWorldSize: ranks, padToMultipleOf: 4 });
+    microBatches[ranks] = grid.flat().length;
     for (let r = grid.length - 1; r >= 0; r--)
       writeFileSync(join(dir, `rank_${r}.bin`), encodeMicroBatches(grid[r] ?? []));
   };
   const one = await stepMetrics("lora1", "0.9", 1, files(1), lora);
   const two = await stepMetrics("lora2", "0.9", 2, files(2), lora);
   expect(one["optim/grad_norm"]).toBeGreaterThan(0);
-  expect(two["loss/mean"]).toBeCloseTo(one["loss/mean"] ?? Number.NaN, 12);
+  const batchLoss = (m: Record<string, number>, ranks: number) =>
+    (m["loss/mean"] ?? Number.NaN) * (microBatches[ranks] ?? Number.NaN);
+  expect(batchLoss(two, 2)).toBeCloseTo(batchLoss(one, 1), 12);
   expect(two["optim/grad_norm"]).toBeCloseTo(one["optim/grad_norm"] ?? Number.NaN, 12);
   for (const name of ["lora1", "lora2"])
     expect(existsSync(join(root, name, "broadcasts", "step_1", "adapter_config.json"))).toBe(true);

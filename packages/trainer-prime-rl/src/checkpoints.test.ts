@@ -2,7 +2,13 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkpointSteps, pruneStepDirs, resumeCheckpoint } from "./checkpoints.ts";
+import {
+  checkpointComplete,
+  checkpointSteps,
+  incompleteCheckpointSteps,
+  pruneStepDirs,
+  resumeCheckpoint,
+} from "./checkpoints.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -22,7 +28,15 @@ function trained(dir: string, step: number, checkpoint: boolean): void {
   mkdirSync(join(dir, "broadcasts", `step_${step}`), { recursive: true });
   writeFileSync(join(dir, "broadcasts", `step_${step}`, "model.safetensors"), "w".repeat(1000));
   writeFileSync(join(dir, "broadcasts", `step_${step}`, "STABLE"), "");
-  if (checkpoint) mkdirSync(join(dir, "checkpoints", `step_${step}`, "trainer"), { recursive: true });
+  if (checkpoint) checkpoint_(dir, step);
+}
+
+/** A complete checkpoint as DCP leaves one: the payload, then `.metadata`. `partial`: killed before `.metadata`. */
+function checkpoint_(dir: string, step: number, partial = false): void {
+  const trainer = join(dir, "checkpoints", `step_${step}`, "trainer");
+  mkdirSync(trainer, { recursive: true });
+  writeFileSync(join(trainer, "__0_0.distcp"), "payload");
+  if (!partial) writeFileSync(join(trainer, ".metadata"), "metadata");
 }
 
 const names = (dir: string) =>
@@ -33,16 +47,31 @@ describe("trainer checkpoints and resume points", () => {
     const dir = runDir();
     mkdirSync(join(dir, "broadcasts", "step_0"), { recursive: true });
     writeFileSync(join(dir, "broadcasts", "step_0", "STABLE"), "");
-    mkdirSync(join(dir, "checkpoints", "step_0", "trainer"), { recursive: true });
+    checkpoint_(dir, 0);
     expect(resumeCheckpoint(dir, 0)).toBeUndefined();
     mkdirSync(join(dir, "checkpoints", "step_2"), { recursive: true });
     expect(checkpointSteps(dir)).toEqual([]);
-    mkdirSync(join(dir, "checkpoints", "step_2", "trainer"));
-    mkdirSync(join(dir, "checkpoints", "step_5", "trainer"), { recursive: true });
+    checkpoint_(dir, 2);
+    checkpoint_(dir, 5);
     expect(checkpointSteps(dir)).toEqual([2, 5]);
     expect(resumeCheckpoint(dir, 4)).toBe(2);
     expect(resumeCheckpoint(dir, 9)).toBe(5);
     expect(resumeCheckpoint(dir, 1)).toBeUndefined();
+  });
+
+  test("a checkpoint without .metadata (killed mid-save, after its STABLE) does not count: the newest complete one does", () => {
+    const dir = runDir();
+    for (let step = 1; step <= 4; step++) trained(dir, step, step <= 3);
+    checkpoint_(dir, 4, true);
+    expect(checkpointSteps(dir)).toEqual([1, 2, 3]);
+    expect(incompleteCheckpointSteps(dir)).toEqual([4]);
+    expect(checkpointComplete(dir, 4)).toBe(false);
+    // the restart point after STABLE 4: checkpoint 3, and the batch of step 4 stays for training again
+    expect(resumeCheckpoint(dir, 4)).toBe(3);
+    pruneStepDirs({ runDir: dir, outputDir: dir, newest: 4, keepBroadcasts: 2 });
+    expect(names(join(dir, "rollouts"))).toContain("step_4");
+    checkpoint_(dir, 4);
+    expect(resumeCheckpoint(dir, 4)).toBe(4);
   });
 });
 

@@ -23,18 +23,43 @@ export function stepNumbers(dir: string): number[] {
 }
 
 /**
- * The steps with a trainer checkpoint prime-rl can load (`checkpoints/step_N/trainer`, which `load` requires),
- * ascending. Step 0 never has one (prime-rl's `[resume] step` is ge=1).
- * @example checkpointSteps("/out/run/prime-rl") // [3, 4]
+ * The file whose presence makes `checkpoints/step_N/trainer` a complete checkpoint: torch.distributed.checkpoint's
+ * FileSystemWriter writes every rank's payload (`__<rank>_<i>.distcp`) first and `.metadata` last (`finish`:
+ * `.metadata.tmp`, then a rename), and its reader cannot load a directory without it. Later prime-rl names the
+ * same marker (`CKPT_COMPLETE_MARKERS = {"trainer": ".metadata"}`, utils/pathing.py); prime-rl 559b447 counts
+ * every `step_*` dir.
  */
-export function checkpointSteps(outputDir: string): number[] {
-  const dir = checkpointDir(outputDir);
-  return stepNumbers(dir).filter((s) => s >= 1 && existsSync(join(dir, `step_${s}`, "trainer")));
+export const CKPT_COMPLETE_MARKER = ".metadata";
+
+/**
+ * Whether `checkpoints/step_<step>/trainer` under `outputDir` is a complete checkpoint (its `.metadata` written).
+ * A trainer killed mid-save (OOM, kill -9, preemption) leaves the payload without it.
+ * @example checkpointComplete("/out/run/prime-rl", 4) // false while step 4 is being saved
+ */
+export function checkpointComplete(outputDir: string, step: number): boolean {
+  return existsSync(join(checkpointDir(outputDir), `step_${step}`, "trainer", CKPT_COMPLETE_MARKER));
 }
 
 /**
- * The checkpoint a trainer (re)started to continue after prime-rl step `upTo` loads: the newest one at or before
- * it, or undefined (a fresh start from the base weights: prime-rl writes `broadcasts/step_0/STABLE` at startup,
+ * The steps with a complete trainer checkpoint prime-rl can load (`checkpoints/step_N/trainer/.metadata`),
+ * ascending. Step 0 never has one (prime-rl's `[resume] step` is ge=1); a save that did not finish is none.
+ * @example checkpointSteps("/out/run/prime-rl") // [3, 4]
+ */
+export function checkpointSteps(outputDir: string): number[] {
+  return stepNumbers(checkpointDir(outputDir)).filter((s) => s >= 1 && checkpointComplete(outputDir, s));
+}
+
+/**
+ * The `step_N` dirs under `checkpoints/` whose save never finished (no `.metadata`), ascending.
+ * @example incompleteCheckpointSteps("/out/run/prime-rl") // [5]
+ */
+export function incompleteCheckpointSteps(outputDir: string): number[] {
+  return stepNumbers(checkpointDir(outputDir)).filter((s) => !checkpointComplete(outputDir, s));
+}
+
+/**
+ * The checkpoint a trainer (re)started to continue after prime-rl step `upTo` loads: the newest complete one at or
+ * before it (a half-written one, which prime-rl writes after STABLE, is passed over), or undefined (a fresh start from the base weights: prime-rl writes `broadcasts/step_0/STABLE` at startup,
  * which is no checkpoint, and rejects `resume.step = 0`). Between the checkpoint and `upTo` the trainer trains
  * again on the batches still on disk (`rollouts/step_*`, kept by `pruneStepDirs`).
  * @example resumeCheckpoint("/out/run/prime-rl", 5) // 4 (checkpoints 3 and 4 exist)

@@ -1,7 +1,7 @@
 import {
+  constants,
   copyFileSync,
   existsSync,
-  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -15,6 +15,7 @@ import type { FinalWeights, FinalWeightsContext } from "@air/core";
 import type { PrimeRlConfig } from "./options.ts";
 import { broadcastStepDir, STABLE_FILE } from "./paths.ts";
 import { primeRlPluginPaths } from "./plugin.ts";
+import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 
 /** The CPU stand-in for prime-rl's `inference` entrypoint (packages/tiny), which serves air's tiny models (vLLM does not). */
@@ -75,18 +76,20 @@ export function baseModelDir(
   return found[0];
 }
 
-function linkOrCopy(from: string, to: string): void {
-  try {
-    linkSync(from, to);
-  } catch {
-    copyFileSync(from, to);
-  }
+/**
+ * A copy of `from` at `to` with its own inode: a reflink where the filesystem has them (btrfs, XFS: no data
+ * copied), a full copy otherwise. Never a hard link: prime-rl rewrites a broadcast in place when a resumed or
+ * restarted trainer broadcasts a step again (`save_file` truncates the file, `transports/weights/filesystem.py`
+ * and `utils/weights.py` at 559b447), which would rewrite a linked deliverable with it.
+ */
+function ownCopy(from: string, to: string): void {
+  copyFileSync(from, to, constants.COPYFILE_FICLONE);
 }
 
 /**
  * Makes the run's trained model a deliverable once it ends: the newest finished broadcast of the prime-rl trainer
- * (full weights or a LoRA adapter, as prime-rl's filesystem broadcast writes them) hard-linked into `<run
- * dir>/final-weights`, plus — for full weights — the base model's config and tokenizer files when they are on
+ * (full weights or a LoRA adapter, as prime-rl's filesystem broadcast writes them) copied into `<run
+ * dir>/final-weights` (reflinked where the filesystem can; see ownCopy), plus — for full weights — the base model's config and tokenizer files when they are on
  * this machine, so `vllm serve <dir>` and transformers' `from_pretrained(<dir>)` load it; a LoRA adapter
  * (`adapter_config.json` + `adapter_model.safetensors`) is served on its base model. Writes
  * `<run dir>/final-weights.json` (what the dashboard and scripts read). Undefined when the run finished no step.
@@ -100,14 +103,18 @@ export function exportFinalWeights(
   const last = ctx.lastCompletedStep;
   if (last === undefined) return undefined;
   const { runDir } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
-  const source = broadcastStepDir(runDir, lastPrimeStepUpTo(runDir, last));
-  if (!existsSync(join(source, STABLE_FILE))) return undefined;
+  const step = lastPrimeStepUpTo(runDir, last);
+  // A resumed run that finished no new step: its weights are where resumeWeights set them aside.
+  const source = [broadcastStepDir(runDir, step), resumeWeightsDir(runDir, step)].find((d) =>
+    existsSync(join(d, STABLE_FILE)),
+  );
+  if (!source) return undefined;
   const dir = join(ctx.runDir, "final-weights");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   for (const name of readdirSync(source))
     if (name !== STABLE_FILE && statSync(join(source, name)).isFile())
-      linkOrCopy(join(source, name), join(dir, name));
+      ownCopy(join(source, name), join(dir, name));
   const model = ctx.modelName;
   const lora = config.lora || existsSync(join(dir, "adapter_config.json"));
   if (!lora) {

@@ -1,4 +1,6 @@
 export {
+  CKPT_COMPLETE_MARKER,
+  checkpointComplete,
   checkpointDir,
   checkpointSteps,
   pruneStepDirs,
@@ -22,7 +24,7 @@ export {
   primeRlTrainerConfig,
 } from "./config.ts";
 export { type PrimeRlConfigClass, primeRlFields, tomlKeys, unknownPrimeRlKeys } from "./fields.ts";
-export { readStepMetrics, waitForStepMetrics } from "./metrics.ts";
+export { readStepMetrics, type StepMetricsWait, waitForStepMetrics } from "./metrics.ts";
 export {
   decodeMicroBatches,
   encodeMicroBatches,
@@ -54,6 +56,7 @@ export {
   vllmServeArgv,
 } from "./processes.ts";
 export { lastStableStep } from "./restart.ts";
+export { resumeWeightsDir } from "./resume-weights.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
 export { primeRlPaths, primeRlSettings, primeRlTrainerToml } from "./trainer-toml.ts";
 export { waitForFile } from "./watch.ts";

@@ -40,24 +40,46 @@ export function readStepMetrics(file: string, step: number): Record<string, numb
   return found ? out : null;
 }
 
+/** What waiting for a step's metrics row found: the step's metrics, and why `trainer/loss` is not among them. */
+export interface StepMetricsWait {
+  metrics: Record<string, number> | null;
+  /** Set when the row with `loss/mean` did not come: what ended the wait (the plugin warns with it). */
+  missing?: string;
+}
+
 /**
- * Waits up to `waitMs` for the metrics of `step` to contain `trainer/loss` (prime-rl logs them just after it
- * broadcasts the weights); returns what is there then, or null. Returns null at once when the file does not
- * exist (a trainer without `[file_monitor]`; prime-rl's FileMonitor creates the file when it starts).
- * @example await waitForStepMetrics("/out/metrics.jsonl", 3, 2000, 100, signal)
+ * Waits for the metrics of `step` to contain `trainer/loss`. prime-rl's trainer (`trainer/rl/train.py`) writes
+ * STABLE for step N, then saves checkpoint N (minutes for a multi-GB save), then logs N's rows, and only then
+ * trains N + 1: so the row is awaited until it appears or `nextStepStarted()` (the next step's STABLE) is true —
+ * then read once more, as the row came before it — bounded by `waitMs`. Returns what is there then, with
+ * `missing` saying why the loss is not. Returns at once with no metrics when the file does not exist (a trainer
+ * without `[monitors.file]`; prime-rl's FileMonitor creates the file when it starts).
+ * @example await waitForStepMetrics("/out/metrics.jsonl", 3, { waitMs: 1_800_000, pollMs: 100, nextStepStarted })
  */
 export async function waitForStepMetrics(
   file: string,
   step: number,
-  waitMs: number,
-  pollMs: number,
-  signal?: AbortSignal,
-): Promise<Record<string, number> | null> {
-  if (!existsSync(file)) return null;
-  const deadline = Date.now() + waitMs;
+  options: { waitMs: number; pollMs: number; signal?: AbortSignal; nextStepStarted?: () => boolean },
+): Promise<StepMetricsWait> {
+  if (!existsSync(file)) return { metrics: null };
+  const deadline = Date.now() + options.waitMs;
+  const hasLoss = (m: Record<string, number> | null) => m !== null && "trainer/loss" in m;
   for (;;) {
     const metrics = readStepMetrics(file, step);
-    if ((metrics && "trainer/loss" in metrics) || Date.now() >= deadline) return metrics;
-    await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())), signal);
+    if (hasLoss(metrics)) return { metrics };
+    if (options.nextStepStarted?.()) {
+      const again = readStepMetrics(file, step);
+      if (hasLoss(again)) return { metrics: again };
+      return {
+        metrics: again,
+        missing: `step ${step + 1}'s weights came without a loss/mean row for step ${step}`,
+      };
+    }
+    if (Date.now() >= deadline)
+      return {
+        metrics,
+        missing: `no loss/mean row for step ${step} within metrics_wait_ms = ${options.waitMs}`,
+      };
+    await sleep(Math.min(options.pollMs, Math.max(1, deadline - Date.now())), options.signal);
   }
 }

@@ -95,9 +95,9 @@ export const primeRlConfigSchema = z
       .number()
       .int()
       .min(0)
-      .default(5_000)
+      .default(1_800_000)
       .describe(
-        "after STABLE, wait this long for the step's metrics row (prime-rl logs it after broadcasting)",
+        "after STABLE, wait at most this long for the step's metrics row (prime-rl logs it after the checkpoint save that follows STABLE); the wait also ends when the next step's STABLE appears",
       ),
     keep_broadcasts: z
       .number()

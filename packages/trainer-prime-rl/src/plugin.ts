@@ -170,14 +170,15 @@ export default definePlugin({
           what: `weights of step ${n} (${dir}/STABLE; its batch was ${sent})`,
           check: controlFailure,
         });
-        const metrics = await waitForStepMetrics(
-          metricsFile,
-          n,
-          config.metrics_wait_ms,
-          config.poll_ms,
+        const { metrics, missing } = await waitForStepMetrics(metricsFile, n, {
+          waitMs: config.metrics_wait_ms,
+          pollMs: config.poll_ms,
           signal,
-        );
-        if (!metrics) ctx.log.debug(`no metrics for step ${n} in ${metricsFile}`);
+          nextStepStarted: () => existsSync(join(broadcastStepDir(runDir, n + 1), STABLE_FILE)),
+        });
+        if (missing)
+          ctx.log.warn(`step ${step}: no trainer loss in its step line: ${missing} (${metricsFile})`);
+        else if (!metrics) ctx.log.debug(`no metrics for step ${n} in ${metricsFile}`);
         if (config.prune) {
           const removed = pruneStepDirs({
             runDir,

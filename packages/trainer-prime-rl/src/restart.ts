@@ -25,8 +25,10 @@ export function lastStableStep(primeRunDir: string): number | undefined {
 }
 
 /**
- * The checkpoint step a restarted prime-rl trainer resumes from (`[resume] step`): the newest checkpoint at or
- * before the newest finished broadcast. Undefined — a fresh start from the base weights — when there is none,
+ * The checkpoint step a restarted prime-rl trainer resumes from (`[resume] step`): the newest complete checkpoint
+ * (`.metadata` written) at or before the newest finished broadcast. prime-rl writes STABLE for step N before it
+ * saves checkpoint N, so a trainer killed mid-save leaves N with STABLE and a half-written checkpoint: the restart
+ * loads the one before and trains N again. Undefined — a fresh start from the base weights — when there is none,
  * e.g. a crash in step 1, when only the startup `broadcasts/step_0` has STABLE (prime-rl refuses `resume.step =
  * 0`). The restarted trainer trains again on the batches after its checkpoint (still on disk: see pruneStepDirs).
  * The plugin's `launch.restartStep` hook.

@@ -1,10 +1,11 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { PreparedRunDir, RunDirContext } from "@air/core";
-import { checkpointDir, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
+import { checkpointDir, incompleteCheckpointSteps, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
 import { cleanFutureSteps } from "./clean.ts";
 import type { PrimeRlConfig } from "./options.ts";
 import { primeRlPluginPaths } from "./plugin.ts";
+import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 
 /**
@@ -12,9 +13,11 @@ import { lastPrimeStepUpTo } from "./steps.ts";
  * (`clean_future_steps`): a fresh start removes every old `rollouts/step_*` and `broadcasts/step_*` (else the
  * trainer's receiver, starting at step 1, would train on the previous run's batches and air would take stale
  * weights for fresh ones) plus the old metrics, `control/evicted.txt` and air's step map; a resume removes the
- * steps (and checkpoints) after the resume point. Returns `trainerStep`, the last prime-rl step taken by an air step
- * before `startStep` (undefined on a fresh start), and `resumeStep`, the newest trainer checkpoint at or before it
- * (`[resume] step`; undefined: the trainer starts from the base weights and trains the kept batches again), and
+ * steps (and checkpoints) after the resume point, and every checkpoint whose save never finished (no `.metadata`:
+ * the trainer died mid-save; it is passed over, and saved again when its step is trained again). Returns
+ * `trainerStep`, the last prime-rl step taken by an air step before `startStep` (undefined on a fresh start), and
+ * `resumeStep`, the newest complete trainer checkpoint at or before it (`[resume] step`; undefined: the trainer
+ * starts from the base weights and trains the kept batches again), and
  * what was removed. Throws when the trainer could not continue: the ZMQ transport keeps no batch to train again.
  * A worker node only reads the resume point (the master prepares the shared output dir; a worker that starts late
  * must not delete what the master wrote). The plugin's `launch.prepareRunDir` hook.
@@ -44,34 +47,44 @@ export function prepareRunDir(config: PrimeRlConfig, ctx: RunDirContext): Prepar
     metricsFile: paths.metricsFile,
     resumeStep: primeStep ?? -1,
   });
-  // The trainer may have run ahead of air before it died: its metrics rows past the resume point are of steps that
-  // are trained again (from the checkpoint), so they go, as their batches and broadcasts do.
+  // The trainer trains every step after its checkpoint again (the kept batches, then new ones), writing their rows
+  // again: the rows past the checkpoint go, so each step's row is written once (a step the trainer ran ahead of
+  // air to, and one whose checkpoint interval or half-written save put it behind the checkpoint).
+  const trainedAgainAfter = resumeStep ?? 0;
   if (primeStep !== undefined && existsSync(paths.metricsFile)) {
     const lines = readFileSync(paths.metricsFile, "utf8")
       .split("\n")
       .filter((l) => l.trim() !== "");
     const kept = lines.filter((l) => {
       try {
-        return !(((JSON.parse(l) as { step?: unknown }).step as number) > primeStep);
+        return !(((JSON.parse(l) as { step?: unknown }).step as number) > trainedAgainAfter);
       } catch {
         return true;
       }
     });
     if (kept.length < lines.length) {
       writeFileSync(paths.metricsFile, kept.map((l) => `${l}\n`).join(""));
-      removed.push(`${paths.metricsFile} (${lines.length - kept.length} row(s) past step ${primeStep})`);
+      removed.push(
+        `${paths.metricsFile} (${lines.length - kept.length} row(s) past step ${trainedAgainAfter})`,
+      );
     }
   }
-  // A fresh start also drops the previous run's deliverable: the final weights named are always this run's.
+  // A fresh start also drops the previous run's deliverable (the final weights named are always this run's) and
+  // the weights an earlier --resume set aside.
   if (!resume)
-    for (const stale of [join(ctx.runDir, "final-weights"), join(ctx.runDir, "final-weights.json")])
+    for (const stale of [
+      join(ctx.runDir, "final-weights"),
+      join(ctx.runDir, "final-weights.json"),
+      dirname(resumeWeightsDir(paths.runDir, 0)),
+    ])
       if (existsSync(stale)) {
         rmSync(stale, { recursive: true, force: true });
         removed.push(stale);
       }
   const ckpts = checkpointDir(paths.outputDir);
+  const incomplete = new Set(incompleteCheckpointSteps(paths.outputDir));
   for (const s of stepNumbers(ckpts))
-    if (s > (primeStep ?? 0)) {
+    if (s > (primeStep ?? 0) || incomplete.has(s)) {
       rmSync(join(ckpts, `step_${s}`), { recursive: true, force: true });
       removed.push(join(ckpts, `step_${s}`));
     }

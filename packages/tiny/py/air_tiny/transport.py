@@ -108,8 +108,8 @@ def read_batch(run_dir, step):
 
 
 def decode_micro_batches(data):
-    """One rank's list[MicroBatch] → the samples packed in it (padding and zero-loss dummies included; their mask
-    is all False)."""
+    """One rank's list[MicroBatch] → (the samples packed in it, how many micro-batches). Padding and zero-loss
+    dummies are included (their mask is all False); each sample carries its micro-batch's index (`micro_batch`)."""
     raw = msgpack.unpackb(data, raw=False, strict_map_key=False)
     if not isinstance(raw, list):
         raise ValueError("a rank file must hold a list of MicroBatch")
@@ -139,9 +139,21 @@ def decode_micro_batches(data):
                 "ce_weights": cut("ce_weights"),
                 "ref_kl_weights": cut("ref_kl_weights"),
                 "advantages": mb["advantages"][start:end],
+                "micro_batch": i,
             })
             start = end
-    return samples
+    return samples, len(raw)
+
+
+def rank_batch(decoded, step, paths):
+    """A rank's batch from `decode_micro_batches`: the samples with a trainable token, how many micro-batches the
+    rank trains (prime-rl logs one loss per micro-batch) and how many sequences without one count in prime-rl's
+    per-sample `is_masked` (those without `rl_weights`: `compute_loss` runs the loss fn on every sequence then)."""
+    samples, micro_batches = decoded
+    trained = [s for s in samples if any(s["mask"])]
+    empty = sum(1 for s in samples if not any(s["mask"]) and s["rl_weights"] is None)
+    return {"examples": trained, "step": step, "run_idx": None, "format": "0.9", "paths": paths,
+            "micro_batches": micro_batches, "empty_sequences": empty}
 
 
 def read_rank(run_dir, step, rank):
@@ -151,8 +163,7 @@ def read_rank(run_dir, step, rank):
     if not os.path.exists(path):
         return None
     with open(path, "rb") as f:
-        samples = [s for s in decode_micro_batches(f.read()) if any(s["mask"])]
-    return {"examples": samples, "step": step, "run_idx": None, "format": "0.9", "paths": [path]}
+        return rank_batch(decode_micro_batches(f.read()), step, [path])
 
 
 def read_shard(run_dir, step, rank, world):
@@ -162,7 +173,8 @@ def read_shard(run_dir, step, rank, world):
         return None
     with open(path, "rb") as f:
         batch = decode_batch(f.read())
-    return {**batch, "examples": batch["examples"][rank::world], "format": "0.8", "paths": [path]}
+    # prime-rl 0.8's trainer packs its shard into micro-batches itself; here the shard is one micro-batch.
+    return {**batch, "examples": batch["examples"][rank::world], "format": "0.8", "paths": [path], "micro_batches": 1}
 
 
 class ZmqReceiver:
@@ -188,8 +200,7 @@ class ZmqReceiver:
         if not self.socket.poll(timeout_ms):
             return None
         _topic, payload = self.socket.recv_multipart()
-        samples = [s for s in decode_micro_batches(payload) if any(s["mask"])]
-        return {"examples": samples, "step": step, "run_idx": None, "format": "0.9", "paths": []}
+        return rank_batch(decode_micro_batches(payload), step, [])
 
     def close(self):
         self.socket.close(linger=0)
@@ -206,8 +217,10 @@ def read_step(run_dir, step):
         with open(paths[0], "rb") as f:
             batch = decode_batch(f.read())
         return {**batch, "format": "0.8", "paths": paths}
-    examples = []
+    samples, micro_batches = [], 0
     for path in paths:
         with open(path, "rb") as f:
-            examples.extend(s for s in decode_micro_batches(f.read()) if any(s["mask"]))
-    return {"examples": examples, "step": step, "run_idx": None, "format": "0.9", "paths": paths}
+            got, n = decode_micro_batches(f.read())
+        samples.extend(got)
+        micro_batches += n
+    return rank_batch((samples, micro_batches), step, paths)
