@@ -1,3 +1,4 @@
+import type { AuditFindings } from "./audit-findings.ts";
 import type { WeightsRef } from "./types.ts";
 
 /** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
@@ -17,6 +18,8 @@ export interface LaunchContext {
   inferenceUrl?: string;
   /** `[model] name`: the model the run's requests name (a server that serves another answers 404). */
   modelName?: string;
+  /** The latest audit's findings, as in `PluginContext.audit` (preflight: refuse forgeable tasks, show the noise). */
+  readonly audit?: AuditFindings;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type BuiltinPlugins, type PluginDefinition, PluginRegistry } from "@air/core";
+import { join } from "node:path";
+import { type AuditFindings, type BuiltinPlugins, type PluginDefinition, PluginRegistry } from "@air/core";
 import primeRl from "@air/trainer-prime-rl";
 
 /** Loads the first of `names` (default: the default export) that a workspace package exports, lazily. */
@@ -44,6 +45,16 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
     wandb: from("@air/logger-wandb"),
   },
 };
+
+/**
+ * The latest audit's findings for a run (what `bun run audit` stored in `<run dir>/air.db`), read by the store's
+ * own package, loaded on first use: the launcher reads them once and hands them to every plugin (`ctx.audit`).
+ * @example const audit = await readAuditFindings(config.runDir); audit?.noise // { apartmentRent: 0.004 }
+ */
+export async function readAuditFindings(runDir: string): Promise<AuditFindings | undefined> {
+  const store = await import("@air/logger-sqlite/read");
+  return store.readAuditFindings(join(runDir, "air.db"));
+}
 
 /** A registry holding every built-in plugin. */
 export function builtinRegistry(): PluginRegistry {

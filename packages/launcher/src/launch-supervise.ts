@@ -178,6 +178,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
       envGpuIds: gpus.env,
       // A logger continues the run it recorded in this dir (the sqlite store: one run, not two).
       resume: options.resume ? { startStep } : undefined,
+      audit: plan.audit,
     },
     startStep,
     initialWeights: plan.initialWeights,
