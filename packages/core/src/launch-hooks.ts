@@ -1,4 +1,5 @@
 import type { AuditFindings } from "./audit-findings.ts";
+import type { ResolvedPlugin } from "./config/load.ts";
 import type { WeightsRef } from "./types.ts";
 
 /** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
@@ -43,6 +44,27 @@ export interface PluginNeeds {
    * launcher's teardown, its reaper and `rl clean` remove them there too. TLS paths are absolute.
    */
   dockerHosts?: Array<{ url: string; tls?: { ca: string; cert: string; key: string } }>;
+}
+
+/** Where `rl`'s step lines go and how (a logger's `launch.stepLines`). */
+export interface StepLineOptions {
+  /** `[run] max_steps`, shown as `(done/total)`. */
+  totalSteps?: number;
+  /** `[orchestrator] batch_size`: the live bar's length. */
+  rolloutsPerStep?: number;
+  write: (text: string) => void;
+  /** A terminal: one live line per step, redrawn. */
+  tty: boolean;
+}
+
+/** The step lines: a logger entry the launcher adds to the run's loggers, and what its log sink and teardown call. */
+export interface StepLines {
+  /** Created by the run's host like any `[[logger]]` entry. */
+  plugin: ResolvedPlugin<"logger">;
+  /** Clears the live line so a log line can be written. */
+  clearLine(): void;
+  /** Ends the live line (teardown). */
+  finish(): void;
 }
 
 /** The trained model a run leaves (a trainer's `launch.finalWeights`): where it is, what it is, how to serve it. */
@@ -223,6 +245,11 @@ export interface LaunchHooks<C> {
    * (its step-line logger: stdout, live on a terminal) and leaves such a logger out of the run, so a step shows once.
    */
   printsStepLines?(config: C): boolean;
+  /**
+   * Logger: the step lines `rl` prints on its own output, as a view the launcher runs on the run's bus (the
+   * `step-line` logger has it; the launcher looks that logger up in its registry by name).
+   */
+  stepLines?(options: StepLineOptions): StepLines;
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }

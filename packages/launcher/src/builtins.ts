@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type AuditFindings, type BuiltinPlugins, type PluginDefinition, PluginRegistry } from "@air/core";
-import primeRl from "@air/trainer-prime-rl";
+import { evalSection } from "@air/eval/schema";
 
 /** Loads the first of `names` (default: the default export) that a workspace package exports, lazily. */
 function from(specifier: string, ...names: string[]) {
@@ -56,14 +56,33 @@ export async function readAuditFindings(runDir: string): Promise<AuditFindings |
   return store.readAuditFindings(join(runDir, "air.db"));
 }
 
+/** Sections of the other apps that a run's TOML may hold too: `[eval]` (`bun run eval`). */
+export const APP_SECTIONS = { eval: evalSection };
+
 /** A registry holding every built-in plugin. */
 export function builtinRegistry(): PluginRegistry {
   return new PluginRegistry(BUILTIN_PLUGINS);
 }
 
 /**
- * The plugins that start the processes `[trainer_process] kind` and `[inference] kind` name, through their
- * `launch.processes` hook (argv, environment, config files): the launcher looks a kind up here and knows no
- * process's argv or file format. prime-rl: its trainer, its inference server and stock `vllm serve`.
+ * The packages whose plugins start the processes `[trainer_process] kind` and `[inference] kind` name, through
+ * their `launch.processes` hook (argv, environment, config files): the launcher looks a kind up in them and knows
+ * no process's argv or file format. prime-rl: its trainer, its inference server and stock `vllm serve`.
  */
-export const PROCESS_PLUGINS: PluginDefinition[] = [primeRl];
+const PROCESS_PLUGIN_PACKAGES = ["@air/trainer-prime-rl"];
+let processPluginsLoaded: PluginDefinition[] | undefined;
+
+/**
+ * The plugins of `PROCESS_PLUGIN_PACKAGES`, loaded on the first lookup of a process kind (a synchronous
+ * `require`: kinds are looked up in synchronous code), so a launcher that starts no process never loads them.
+ * @example processPlugins().find((p) => p.launch?.processes?.inference?.vllm)
+ */
+export function processPlugins(): PluginDefinition[] {
+  processPluginsLoaded ??= PROCESS_PLUGIN_PACKAGES.map((specifier) => {
+    const mod: { default?: PluginDefinition } = require(specifier);
+    if (!mod.default?.launch?.processes)
+      throw new Error(`${specifier} exports no plugin with launch.processes`);
+    return mod.default;
+  });
+  return processPluginsLoaded;
+}

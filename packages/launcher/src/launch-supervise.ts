@@ -1,5 +1,12 @@
-import { errorMessage, type LogLevel, type RunSummary, startRun, stderrSink } from "@air/core";
-import { type ProgressView, stepLinePlugin } from "@air/loggers";
+import {
+  errorMessage,
+  type LogLevel,
+  type RunSummary,
+  type StepLines,
+  startRun,
+  stderrSink,
+} from "@air/core";
+import { builtinRegistry } from "./builtins.ts";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
@@ -22,7 +29,7 @@ export interface LaunchSession {
   controller: AbortController;
   supervisor: Supervisor;
   reaper: Reaper;
-  view: ProgressView;
+  view: Omit<StepLines, "plugin">;
   /** `RUN_MARKER` in this process's env before the run, restored at teardown. */
   markerBefore: string | undefined;
   onStop: () => void;
@@ -36,13 +43,13 @@ export interface LaunchSession {
  * Opens a run's session: the supervisor (restarting the trainer within `max_restarts`), the pid file, the
  * reaper, the run marker, the abort wiring and the progress view. Nothing is started yet.
  */
-export function openSession(
+export async function openSession(
   config: RunConfig,
   plan: LaunchPlan,
   options: LaunchOptions,
   out: (text: string) => void,
   err: (text: string) => void,
-): LaunchSession {
+): Promise<LaunchSession> {
   const { launcher } = config.root;
   const { stateDir, gpus } = plan;
   const controller = new AbortController();
@@ -92,12 +99,14 @@ export function openSession(
   const events = processEvents(() => supervisor.children);
   // The step lines: a step-line logger of the launcher's own, on `out` (live on a terminal); loggers that print
   // step lines themselves (the console logger) are left out, so a step shows once.
-  const lines = stepLinePlugin({
+  const stepLine = await builtinRegistry().resolve("logger", "step-line", config.dir);
+  const lines = stepLine.launch?.stepLines?.({
     totalSteps: config.root.run.max_steps,
     rolloutsPerStep: config.root.orchestrator.batch_size,
     write: out,
     tty: options.tty ?? false,
   });
+  if (!lines) throw new Error('the "step-line" logger has no launch.stepLines');
   config.plugins.loggers = [
     ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
     events.plugin,
@@ -114,7 +123,7 @@ export function openSession(
   const onStop = () => controller.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
   if (options.signal?.aborted) controller.abort();
-  const { view } = lines;
+  const view = { clearLine: lines.clearLine, finish: lines.finish };
   const session: LaunchSession = {
     config,
     plan,

@@ -28,7 +28,7 @@ export const stepLineLoggerConfig = z
 
 /**
  * The "step-line" logger: the run's progress view on the run's bus (progress.ts): one step line per step
- * (`formatStepLine`), live on a terminal. `rl` runs one of its own on stdout (`stepLinePlugin`) and leaves out the
+ * (`formatStepLine`), live on a terminal. `rl` runs one of its own on stdout (`launch.stepLines`) and leaves out the
  * loggers that print step lines themselves (`launch.printsStepLines`: the console logger), so a step shows once.
  * @example
  * [[logger]]
@@ -40,7 +40,13 @@ export const stepLineLogger = definePlugin({
   kind: "logger",
   description: "the step lines of `rl`'s terminal: one line per step, a live bar on a terminal",
   configSchema: stepLineLoggerConfig,
-  launch: { printsStepLines: () => true },
+  launch: {
+    printsStepLines: () => true,
+    stepLines: (options) => {
+      const { plugin, view } = stepLinePlugin(options);
+      return { plugin, clearLine: () => view.clearLine(), finish: () => view.finish() };
+    },
+  },
   create(config) {
     const stream = config.stream === "stdout" ? process.stdout : process.stderr;
     const view = createProgressView({
