@@ -1,5 +1,5 @@
 import type { AuditFindings } from "./audit-findings.ts";
-import type { ResolvedPlugin } from "./config/load.ts";
+import type { EventHandlers } from "./events.ts";
 import type { WeightsRef } from "./types.ts";
 
 /** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
@@ -57,10 +57,9 @@ export interface StepLineOptions {
   tty: boolean;
 }
 
-/** The step lines: a logger entry the launcher adds to the run's loggers, and what its log sink and teardown call. */
+/** The step lines' view: handlers for the run's bus, and what the launcher's log sink and teardown call. */
 export interface StepLines {
-  /** Created by the run's host like any `[[logger]]` entry. */
-  plugin: ResolvedPlugin<"logger">;
+  hooks: Partial<EventHandlers>;
   /** Clears the live line so a log line can be written. */
   clearLine(): void;
   /** Ends the live line (teardown). */

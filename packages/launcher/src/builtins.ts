@@ -1,5 +1,13 @@
 import { join } from "node:path";
-import { type AuditFindings, type BuiltinPlugins, type PluginDefinition, PluginRegistry } from "@air/core";
+import {
+  type AuditFindings,
+  type BuiltinPlugins,
+  type PluginDefinition,
+  PluginRegistry,
+  type ResolvedPlugin,
+  type StepLineOptions,
+  type StepLines,
+} from "@air/core";
 import { evalSection } from "@air/eval/schema";
 
 /** Loads the first of `names` (default: the default export) that a workspace package exports, lazily. */
@@ -58,6 +66,28 @@ export async function readAuditFindings(runDir: string): Promise<AuditFindings |
 
 /** Sections of the other apps that a run's TOML may hold too: `[eval]` (`bun run eval`). */
 export const APP_SECTIONS = { eval: evalSection };
+
+/**
+ * `rl`'s own step lines on its output: the `step-line` logger's view (`launch.stepLines`), as a `[[logger]]` entry
+ * for the run's host and the view the launcher's log sink and teardown use.
+ * @example const lines = await stepLines({ totalSteps: 10, rolloutsPerStep: 8, write: out, tty: false });
+ */
+export async function stepLines(
+  options: StepLineOptions,
+): Promise<{ plugin: ResolvedPlugin<"logger">; view: StepLines }> {
+  const definition = await builtinRegistry().resolve("logger", "step-line", ".");
+  const view = definition.launch?.stepLines?.(options);
+  if (!view) throw new Error('the built-in "step-line" logger has no launch.stepLines');
+  const plugin: ResolvedPlugin<"logger"> = {
+    kind: "logger",
+    path: "step-line",
+    spec: "step-line",
+    definition: { ...definition, create: () => ({ hooks: view.hooks, close: () => view.finish() }) },
+    // Its create is the view above; the section is only its defaults (the launcher knows no logger keys).
+    config: definition.configSchema.parse({}),
+  };
+  return { plugin, view };
+}
 
 /** A registry holding every built-in plugin. */
 export function builtinRegistry(): PluginRegistry {

@@ -6,7 +6,7 @@ import {
   startRun,
   stderrSink,
 } from "@air/core";
-import { builtinRegistry } from "./builtins.ts";
+import { stepLines } from "./builtins.ts";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
@@ -29,7 +29,7 @@ export interface LaunchSession {
   controller: AbortController;
   supervisor: Supervisor;
   reaper: Reaper;
-  view: Omit<StepLines, "plugin">;
+  view: StepLines;
   /** `RUN_MARKER` in this process's env before the run, restored at teardown. */
   markerBefore: string | undefined;
   onStop: () => void;
@@ -99,14 +99,12 @@ export async function openSession(
   const events = processEvents(() => supervisor.children);
   // The step lines: a step-line logger of the launcher's own, on `out` (live on a terminal); loggers that print
   // step lines themselves (the console logger) are left out, so a step shows once.
-  const stepLine = await builtinRegistry().resolve("logger", "step-line", config.dir);
-  const lines = stepLine.launch?.stepLines?.({
+  const lines = await stepLines({
     totalSteps: config.root.run.max_steps,
     rolloutsPerStep: config.root.orchestrator.batch_size,
     write: out,
     tty: options.tty ?? false,
   });
-  if (!lines) throw new Error('the "step-line" logger has no launch.stepLines');
   config.plugins.loggers = [
     ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
     events.plugin,
@@ -123,7 +121,7 @@ export async function openSession(
   const onStop = () => controller.abort();
   options.signal?.addEventListener("abort", onStop, { once: true });
   if (options.signal?.aborted) controller.abort();
-  const view = { clearLine: lines.clearLine, finish: lines.finish };
+  const { view } = lines;
   const session: LaunchSession = {
     config,
     plan,
