@@ -7,6 +7,17 @@ export interface ImportEdge {
   typeOnly: boolean;
 }
 
+/** Test code: `*.test.ts`, anything under `test/`, `testing/` or `fixtures/`, and `test-*.ts` helpers. */
+export function isTestFile(path: string): boolean {
+  const parts = path.split(sep);
+  const base = parts.at(-1) ?? "";
+  return (
+    /\.test\.[jt]sx?$/.test(base) ||
+    base.startsWith("test-") ||
+    parts.some((p) => p === "test" || p === "testing" || p === "fixtures")
+  );
+}
+
 const IMPORT = /^\s*(import|export)\s+(type\s+)?(?:[^"'`;]*?\s+from\s+)?["']([^"']+)["']/gm;
 const DYNAMIC = /import\(\s*["']([^"']+)["']\s*\)/g;
 
@@ -25,7 +36,10 @@ function airResolver(packagesDir: string): (specifier: string) => string | undef
   for (const d of readdirSync(packagesDir)) {
     const manifest = join(packagesDir, d, "package.json");
     if (!existsSync(manifest)) continue;
-    const m = JSON.parse(readFileSync(manifest, "utf8")) as { name: string; exports?: Record<string, string> };
+    const m = JSON.parse(readFileSync(manifest, "utf8")) as {
+      name: string;
+      exports?: Record<string, string>;
+    };
     exportsOf.set(m.name, { dir: join(packagesDir, d), exports: m.exports ?? {} });
   }
   return (specifier) => {
@@ -41,7 +55,10 @@ function airResolver(packagesDir: string): (specifier: string) => string | undef
  * dynamic; JSDoc and `//` comment lines are skipped, so an `@example` import is not an edge).
  * @example importGraph("packages").get("/…/core/src/host.ts") // [{ to: "/…/core/src/errors.ts", typeOnly: false }, …]
  */
-export function importGraph(packagesDir: string, include: (file: string) => boolean): Map<string, ImportEdge[]> {
+export function importGraph(
+  packagesDir: string,
+  include: (file: string) => boolean,
+): Map<string, ImportEdge[]> {
   const air = airResolver(packagesDir);
   const graph = new Map<string, ImportEdge[]>();
   for (const file of sourceFiles(packagesDir).filter(include)) {
@@ -83,7 +100,11 @@ export function importGraph(packagesDir: string, include: (file: string) => bool
  * paths relative to `base`; with `runtimeOnly`, type-only edges are left out (they vanish when compiled).
  * @example importCircles(graph, "packages", true) // [["launcher/src/plugin-needs.ts", "launcher/src/trainer-restart.ts"]]
  */
-export function importCircles(graph: Map<string, ImportEdge[]>, base: string, runtimeOnly: boolean): string[][] {
+export function importCircles(
+  graph: Map<string, ImportEdge[]>,
+  base: string,
+  runtimeOnly: boolean,
+): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { isTestFile } from "./import-graph.ts";
 
 /**
  * The package graph is readable from the manifests: every `@air/x` a package names in its code is declared in
@@ -27,17 +28,6 @@ function sourceFiles(dir: string): string[] {
     if (statSync(path).isDirectory()) return sourceFiles(path);
     return /\.(ts|tsx|js|mjs)$/.test(name) ? [path] : [];
   });
-}
-
-/** Test code: `*.test.ts`, anything under `test/`, `testing/` or `fixtures/`, and `test-*.ts` helpers. */
-export function isTestFile(path: string): boolean {
-  const parts = path.split(sep);
-  const base = parts.at(-1) ?? "";
-  return (
-    /\.test\.[jt]sx?$/.test(base) ||
-    base.startsWith("test-") ||
-    parts.some((p) => p === "test" || p === "testing" || p === "fixtures")
-  );
 }
 
 /** Every `@air/…` specifier in code lines (JSDoc and `//` comments skipped), with the subpath. */
