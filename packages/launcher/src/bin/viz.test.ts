@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { taskFigures, writeReport } from "@air/eval/testing";
 import { runFixture } from "@air/logger-sqlite/testing";
+import { REPO, scriptedRun } from "@air/replay/testing";
 
 const BIN = resolve(import.meta.dir, "viz.ts");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-cli-"));
@@ -87,3 +88,37 @@ describe("bun run viz", () => {
     }
   }, 60_000);
 });
+
+test("bun run viz: the Replay button replays a stored apartmentRent trajectory in fresh sandboxes", async () => {
+  const replayRun = scriptedRun({
+    dir,
+    name: "qs",
+    mlgymRoot: REPO,
+    task: "apartmentRent",
+    commands: ["python train.py --model linear", "validate"],
+    maxTurns: 2,
+  });
+  const child = Bun.spawn(["bun", BIN, replayRun, "--port", "0"], { stdout: "ignore", stderr: "pipe" });
+  try {
+    const url = await waitForUrl(child, 15_000);
+    const page = `${url}runs/1/trajectories/s0-r0`;
+    expect(await (await fetch(page)).text()).toContain('action="/runs/1/trajectories/s0-r0/replay"');
+    const res = await fetch(`${page}/replay`, {
+      method: "POST",
+      body: new URLSearchParams({ times: "1" }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+    let text = "";
+    for (const deadline = Date.now() + 180_000; Date.now() < deadline; await Bun.sleep(500)) {
+      text = await (await fetch(`${page}/replay`)).text();
+      if (!text.includes('data-state="running"')) break;
+    }
+    expect(text).toContain('data-state="done"');
+    expect(text).toContain("reproduced the stored score: 1/1; identical observations: 1/1");
+    child.kill("SIGTERM");
+    expect(await Promise.race([child.exited, Bun.sleep(10_000).then(() => "timeout")])).toBe(0);
+  } finally {
+    child.kill("SIGKILL");
+  }
+}, 400_000);
