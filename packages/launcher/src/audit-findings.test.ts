@@ -8,19 +8,33 @@ import { builtinRegistry, readAuditFindings } from "./builtins.ts";
 import { planLaunch } from "./launch-plan.ts";
 import { runPreflight } from "./preflight.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
+import { killSurvivors, removeTempDirs, startLauncher, writeFixtureConfig } from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
-/** The fixture run with the `delta` reward asking for the audit's noise, and no preflight of its own in `rl`. */
+/** The fixture run (no trainer) with the `delta` reward asking for the audit's noise; `rl` runs no preflight. */
 async function deltaRun(): Promise<RunConfig> {
   const fx = await writeFixtureConfig({ withTrainer: false });
   const toml = readFileSync(fx.file, "utf8").replace(
     /\[reward\]\nplugin = [^\n]+\n/,
-    '[[reward]]\nplugin = "delta"\nmin_improvement = "noise"\n',
+    '[[reward]]\nplugin = "delta"\nmin_improvement = "noise"\nmetric = "Score"\n',
   );
-  writeFileSync(fx.file, toml.replace("[launcher]\n", "[launcher]\npreflight = false\n"));
+  writeFileSync(
+    fx.file,
+    toml
+      .replace("[launcher]\n", "[launcher]\npreflight = false\n")
+      .replace(`log_level = "error"`, `log_level = "warn"`),
+  );
   return loadConfig(fx.file, { registry: builtinRegistry(), extraSections: LAUNCHER_SECTIONS });
+}
+
+/** Stores an evaluation-noise finding for `task` in the run's store, as `bun run audit` does. */
+function storeNoise(config: RunConfig, task: string, noise: number): void {
+  mkdirSync(config.runDir, { recursive: true });
+  const db = openStore(join(config.runDir, "air.db"));
+  const row = { config: config.file, group: "baseline", verdict: "ok", critical: false, evidence: "e" };
+  recordAudits(db, [{ ...row, task, probe: EVALUATION_NOISE_PROBE, score: noise, createdAt: 1 }]);
+  db.$client.close();
 }
 
 const deltaCheck = (checks: Array<{ name: string; status: string; message: string }>) =>
@@ -33,11 +47,7 @@ test("the audit's findings reach the plugins through the launcher: read once fro
     status: "fail",
     message: expect.stringContaining("run `bun run audit <config> --repeats 3` first"),
   });
-  mkdirSync(config.runDir, { recursive: true });
-  const db = openStore(join(config.runDir, "air.db"));
-  const row = { config: config.file, group: "baseline", verdict: "ok", critical: false, evidence: "e" };
-  recordAudits(db, [{ ...row, task: "t", probe: EVALUATION_NOISE_PROBE, score: 0.02, createdAt: 1 }]);
-  db.$client.close();
+  storeNoise(config, "t", 0.02);
   // `rl check`: preflight reads the store itself.
   expect(deltaCheck(await runPreflight(config))).toEqual({
     name: "delta: evaluation noise for min_improvement",
@@ -52,3 +62,17 @@ test("the audit's findings reach the plugins through the launcher: read once fro
     critical: [],
   });
 });
+
+test("rl: the run's plugins get the plan's findings (delta with min_improvement = \"noise\" starts and finishes)", async () => {
+  const config = await deltaRun();
+  storeNoise(config, "fixture", 0.5);
+  const run = startLauncher([config.file], { timeoutMs: 90_000 });
+  try {
+    expect(await run.done).toBe(0);
+    // delta refuses to start without the findings; with them, it has the fixture task's noise (no warning).
+    expect(run.stderr()).not.toContain("no evaluation noise for task fixture");
+    expect(run.stdout()).toContain("step 0 (1/1)");
+  } finally {
+    killSurvivors(run, config.runDir);
+  }
+}, 120_000);
