@@ -8,6 +8,7 @@ import {
   PluginHost,
   type PluginRegistry,
   type ResolvedConfig,
+  rootSchema,
   Semaphore,
 } from "@air/core";
 import { summarizeTrajectory } from "@air/logger-sqlite";
@@ -92,8 +93,15 @@ export async function replayTrajectory(
       `the run's saved [env] no longer validates: ${parsed.error.issues.map((i) => `env.${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
   const commands = target.steps.map((s) => s.command);
-  const root = saved.root as unknown as ResolvedConfig["root"];
-  // Only the env is created from this config; the other plugins are never made (as in `audit`).
+  // The saved root holds the launcher's sections too; core's sections are what the host reads.
+  const savedRoot = rootSchema().strip().safeParse(saved.root);
+  if (!savedRoot.success)
+    throw new AirError(
+      "CONFIG_INVALID",
+      `the run's saved config no longer validates: ${savedRoot.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  const root = savedRoot.data;
+  // Only the env is created from this config (`host.create`); its other plugins are never resolved or made.
   const config = {
     file: saved.file,
     dir: configDir,
