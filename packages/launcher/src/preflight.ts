@@ -20,7 +20,7 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Path to the `rl` entry, shown in "stop it with ..." hints. */
   rlEntry?: string;
-  /** The latest audit's findings (the launch plan's); read from the run's store when not given. */
+  /** The latest audit's findings (the launch plan's, none when never audited); read from the run's store when the key is absent. */
   audit?: AuditFindings;
 }
 
@@ -209,7 +209,8 @@ export async function runPreflight(
   results.push(...checkGpus(config, env));
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
-  results.push(...(await pluginPreflight(config, options.audit ?? (await readAuditFindings(config.runDir)))));
+  const audit = "audit" in options ? options.audit : await readAuditFindings(config.runDir);
+  results.push(...(await pluginPreflight(config, audit)));
   results.push(...(await checkDocker(config)));
   results.push(...(await checkExternal(config)));
   return results;
