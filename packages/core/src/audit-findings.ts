@@ -1,4 +1,4 @@
-/** One critical finding of a task's latest audit: a probe that made the evaluation report a score it did not earn. */
+/** A critical finding of a task's latest audit: a probe made the evaluation report a score it did not earn. */
 export interface CriticalFinding {
   /** The task's id (or the name the config gives it). */
   readonly task: string;
@@ -22,6 +22,6 @@ export interface AuditFindings {
   readonly noise: Readonly<Record<string, number>>;
   /** The critical findings of each task's latest audit. */
   readonly critical: readonly CriticalFinding[];
-  /** Why the findings could not be read (then `noise` and `critical` are empty): plugins decide how much that matters. */
+  /** Why the findings could not be read (then `noise` and `critical` are empty); each plugin decides what it means. */
   readonly unreadable?: string;
 }

@@ -22,7 +22,7 @@ export interface PluginHostOptions {
   sink?: LogSink;
   /** Aborting it stops the run: `host.signal` follows it. */
   signal?: AbortSignal;
-  /** Context fields the launcher fills (the inference server's URL, the GPUs for sandboxes, the audit's findings). */
+  /** Context fields the launcher fills (the inference server's URL, sandbox GPUs, the audit's findings). */
   context?: HostContext;
 }
 

@@ -19,7 +19,7 @@ export interface LaunchContext {
   inferenceUrl?: string;
   /** `[model] name`: the model the run's requests name (a server that serves another answers 404). */
   modelName?: string;
-  /** The latest audit's findings, as in `PluginContext.audit` (preflight: refuse forgeable tasks, show the noise). */
+  /** The latest audit's findings, as `PluginContext.audit` (preflight: refuse forgeable tasks, show the noise). */
   readonly audit?: AuditFindings;
 }
 

@@ -63,7 +63,8 @@ function taskChecks(label: string, task: Task, root: string): CheckResult[] {
  * runtime, that bubblewrap can start a sandbox; and that no task is forgeable (`forgeChecks`: an evaluation
  * that cannot keep the agent's code out of the scorer's process, or a critical finding of the latest audit in
  * `audit`, the launcher's `ctx.audit`) unless `env.allow_forgeable` names it. A failure names the exact missing
- * path and, where one is known, the command that makes it (e.g. house price's `_helpers/_generate_split.py`). Never throws.
+ * path and, where one is known, the command that makes it (e.g. house price's `_helpers/_generate_split.py`).
+ * Never throws.
  * @example
  * const results = await checkTasks(config, "/work/main");
  * results.filter((r) => r.status === "fail").map((r) => r.message)

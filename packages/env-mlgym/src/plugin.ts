@@ -84,7 +84,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const useMlgymTools = config.aci === "mlgym" || (config.aci === "auto" && isMlgymCheckout(root));
   const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
-  // The latest audit's noise per task (ctx.audit, read by the launcher); without it score-jump uses the ranges alone.
+  // The latest audit's noise per task (ctx.audit, read by the launcher); without it score-jump uses the ranges.
   if (ctx.audit?.unreadable)
     ctx.log.warn(
       `mlgym: no evaluation noise from ${ctx.audit.source} (${ctx.audit.unreadable}); score-jump uses the score ranges alone`,

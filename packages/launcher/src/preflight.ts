@@ -20,7 +20,10 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Path to the `rl` entry, shown in "stop it with ..." hints. */
   rlEntry?: string;
-  /** The latest audit's findings (the launch plan's, none when never audited); read from the run's store when the key is absent. */
+  /**
+   * The latest audit's findings (the launch plan's; undefined when never audited); read from the run's store
+   * when the key is absent.
+   */
   audit?: AuditFindings;
 }
 
