@@ -8,8 +8,8 @@ import { openStore, readLatestAudits } from "@air/logger-sqlite";
 import { readEvaluationNoise } from "@air/logger-sqlite/read";
 import { scriptedPolicyPlugin } from "@air/policy-scripted";
 import { deltaReward } from "@air/reward-delta";
-import { AUDIT_CONFIG_DEFAULTS, type AuditReport, auditConfig } from "./run.ts";
-import type { Finding } from "./types.ts";
+import { AUDIT_CONFIG_DEFAULTS, auditConfig } from "./run.ts";
+import type { AuditReport, Finding } from "./types.ts";
 
 setDefaultTimeout(240_000);
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { loadTask } from "@air/env-mlgym";
-import { importedModules, namedFiles, taskFacts } from "./facts.ts";
+import { loadTask, namedFiles } from "@air/env-mlgym";
+import { importedModules, taskFacts } from "./facts.ts";
 
 const FIXTURES = resolve(import.meta.dir, "../fixtures/mlgym");
 const REPO = resolve(import.meta.dir, "../../..");

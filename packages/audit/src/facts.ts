@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, sep } from "node:path";
-import type { Task } from "@air/env-mlgym";
+import { namedFiles, type Task } from "@air/env-mlgym";
 import YAML from "yaml";
 
 /** A file only the evaluation should read (ground truth, answers, hidden opponents), as the probes look for it. */
@@ -75,16 +75,6 @@ function workspaceFiles(task: Task): Map<string, string> {
 function secretPath(task: Task, file: string): string {
   const dataset = task.datasets.find((d) => file.startsWith(d.dataPath + sep));
   return dataset ? join("data", relative(dataset.dataPath, file)) : basename(file);
-}
-
-/** File names in string literals of a source text (`"data/answers.csv"`, `'ground_truth.csv'`). */
-export function namedFiles(source: string): string[] {
-  const names = new Set<string>();
-  for (const m of source.matchAll(
-    /["']([^"'\s]+\.(?:csv|tsv|json|jsonl|npy|npz|txt|parquet|pkl|pickle|h5))["']/g,
-  ))
-    names.add(m[1] as string);
-  return [...names];
 }
 
 /** Module names a Python source imports (`import x`, `from x import y`), top-level names only. */

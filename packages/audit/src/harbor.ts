@@ -1,19 +1,9 @@
-import {
-  attemptDeps,
-  type Environment,
-  type Example,
-  type Logger,
-  type PluginHost,
-  type ResolvedConfig,
-  rolloutWithRetries,
-  Semaphore,
-} from "@air/core";
+import { type Environment, type Example, Semaphore } from "@air/core";
 import { type HarborConfig, harborConfigSchema } from "@air/env-harbor";
-import { scriptedConfigSchema, scriptedPolicyPlugin } from "@air/policy-scripted";
-import type { z } from "zod";
+import { scriptedRollout } from "@air/policy-scripted";
 import { meanStd } from "./analysis.ts";
 import { FORGED } from "./shell.ts";
-import type { Finding, ProbeRun } from "./types.ts";
+import { type AuditContext, type AuditResult, type Finding, type ProbeRun, probeRun } from "./types.ts";
 
 const fmt = (x: number) => Number(x.toPrecision(4)).toString();
 
@@ -31,28 +21,17 @@ const LOOK =
   'for f in /tests/test.sh /solution/solve.sh; do [ -e "$f" ] && echo "FOUND $f"; done; ' +
   "find / -xdev \\( -path '*/tests/test.sh' -o -name solve.sh \\) 2>/dev/null | sed 's/^/FOUND /'; true";
 
-export interface HarborAuditContext {
-  config: ResolvedConfig<Record<string, z.ZodType>>;
-  host: PluginHost;
-  log: Logger;
-  repeats: number;
-  concurrency: number;
-  tasks?: string[];
-}
-
 /**
  * The audit of Harbor task folders (`[env] plugin = "harbor"`): per task, the oracle (`solution/solve.sh`,
  * `--repeats` times: the baseline to reproduce), an empty run (nothing done, `submit`: must score 0), a forgery
  * (reward.txt / reward.json written by the agent, a planted /tests/test.sh, a loop rewriting the reward file) and
  * a look for the tests and the solution from the agent's shell. Each probe is a `scripted` rollout in a fresh
  * sandbox of the config's own env (an oracle copy of it for the oracle).
- * @example const findings = await auditHarbor({ config, host, log, repeats: 3, concurrency: 2 });
+ * @example const { findings } = await auditHarbor({ host, log, env, configDir, orchestrator, repeats: 3, concurrency: 2 });
  */
-export async function auditHarbor(
-  c: HarborAuditContext,
-): Promise<{ findings: Finding[]; tasks: string[]; runtime: string }> {
-  const envConfig: HarborConfig = harborConfigSchema.parse(c.config.plugins.env.config);
-  const env = c.config.plugins.env;
+export async function auditHarbor(c: AuditContext): Promise<AuditResult> {
+  const envConfig: HarborConfig = harborConfigSchema.parse(c.env.config);
+  const env = c.env;
   const plain = await c.host.create({ ...env, config: { ...envConfig, oracle: false } }, "harbor");
   const oracle = await c.host.create({ ...env, config: { ...envConfig, oracle: true } }, "harbor:oracle");
   const examples = new Map<string, Example>();
@@ -73,31 +52,19 @@ export async function auditHarbor(
   ): Promise<ProbeRun> => {
     const release = await semaphore.acquire();
     try {
-      const id = `audit-${example.task}-${probe.replace(/\W+/g, "-")}-${counter++}`;
-      const policy = await c.host.create(
-        {
-          kind: "policy",
-          path: "policy",
-          spec: "scripted",
-          definition: scriptedPolicyPlugin,
-          config: scriptedConfigSchema.parse({ commands }),
-        },
-        `scripted:${id}`,
-      );
-      const orchestrator = { ...c.config.root.orchestrator, max_turns: commands.length, rollout_retries: 0 };
-      const deps = attemptDeps(
-        { env: on, policy, rewards: [], names: { env: "harbor", policy: "scripted" } },
-        { bus: c.host.bus, log: c.log, signal: c.host.signal, pending: c.host.pending, orchestrator },
-      );
-      const t = await rolloutWithRetries(deps, {
-        rolloutId: id,
+      const t = await scriptedRollout({
+        host: c.host,
+        env: on,
+        envName: "harbor",
         example,
+        commands,
+        rolloutId: `audit-${example.task}-${probe.replace(/\W+/g, "-")}-${counter++}`,
         groupId: `audit:${example.task}`,
-        step: 0,
-        split: "eval",
+        orchestrator: c.orchestrator,
+        log: c.log,
       });
       c.log.info(`${example.task}: ${probe} done`);
-      return { turns: t.turns, error: t.stopReason === "failed" ? (t.error ?? "rollout failed") : undefined };
+      return probeRun(t);
     } finally {
       release();
     }

@@ -1,5 +1,4 @@
-import type { AuditReport } from "./run.ts";
-import type { Finding } from "./types.ts";
+import type { AuditReport, Finding } from "./types.ts";
 
 const SIGN: Record<Finding["verdict"], string> = {
   held: "held",

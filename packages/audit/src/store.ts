@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { ResolvedConfig } from "@air/core";
 import { openStore, recordAudits } from "@air/logger-sqlite";
 import type { z } from "zod";
-import type { AuditReport } from "./run.ts";
+import type { AuditReport } from "./types.ts";
 
 /**
  * Writes the findings to the run store's `audits` table: the `sqlite` logger's file when the config has one,

@@ -8,15 +8,21 @@ import type { RewardEntry } from "./loop/rewards.ts";
 import { PendingWork } from "./pending.ts";
 import type { PluginBase, PluginContext, PluginInstances, PluginKind } from "./plugin.ts";
 
-/** What the caller (the launcher) tells every plugin besides the config: see `PluginContext`. */
-export type HostContext = Pick<PluginContext, "inferenceUrl" | "envGpuIds" | "evaluation" | "resume">;
+/**
+ * What the caller (the launcher) tells every plugin besides the config: see `PluginContext`. `audit` is the
+ * latest audit's findings, which the launcher reads from the run's store once, so plugins never open it.
+ */
+export type HostContext = Pick<
+  PluginContext,
+  "inferenceUrl" | "envGpuIds" | "evaluation" | "resume" | "audit"
+>;
 
 export interface PluginHostOptions {
   /** Where log lines go besides the bus (default: stderr at `run.log_level`). */
   sink?: LogSink;
   /** Aborting it stops the run: `host.signal` follows it. */
   signal?: AbortSignal;
-  /** Context fields the launcher fills (the inference server's URL, the GPUs for sandboxes). */
+  /** Context fields the launcher fills (the inference server's URL, sandbox GPUs, the audit's findings). */
   context?: HostContext;
 }
 

@@ -1,4 +1,5 @@
 export { z } from "zod";
+export type { AuditFindings, CriticalFinding } from "./audit-findings.ts";
 export * from "./command-step.ts";
 export type {
   ExtraSectionValues,

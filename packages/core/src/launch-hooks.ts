@@ -1,3 +1,5 @@
+import type { AuditFindings } from "./audit-findings.ts";
+import type { EventHandlers } from "./events.ts";
 import type { WeightsRef } from "./types.ts";
 
 /** One preflight check's outcome (`rl check`, `rl validate`): `skip` when it cannot be decided here. */
@@ -17,6 +19,8 @@ export interface LaunchContext {
   inferenceUrl?: string;
   /** `[model] name`: the model the run's requests name (a server that serves another answers 404). */
   modelName?: string;
+  /** The latest audit's findings, as `PluginContext.audit` (preflight: refuse forgeable tasks, show the noise). */
+  readonly audit?: AuditFindings;
 }
 
 /**
@@ -40,6 +44,26 @@ export interface PluginNeeds {
    * launcher's teardown, its reaper and `rl clean` remove them there too. TLS paths are absolute.
    */
   dockerHosts?: Array<{ url: string; tls?: { ca: string; cert: string; key: string } }>;
+}
+
+/** Where `rl`'s step lines go and how (a logger's `launch.stepLines`). */
+export interface StepLineOptions {
+  /** `[run] max_steps`, shown as `(done/total)`. */
+  totalSteps?: number;
+  /** `[orchestrator] batch_size`: the live bar's length. */
+  rolloutsPerStep?: number;
+  write: (text: string) => void;
+  /** A terminal: one live line per step, redrawn. */
+  tty: boolean;
+}
+
+/** The step lines' view: handlers for the run's bus, and what the launcher's log sink and teardown call. */
+export interface StepLines {
+  hooks: Partial<EventHandlers>;
+  /** Clears the live line so a log line can be written. */
+  clearLine(): void;
+  /** Ends the live line (teardown). */
+  finish(): void;
 }
 
 /** The trained model a run leaves (a trainer's `launch.finalWeights`): where it is, what it is, how to serve it. */
@@ -220,6 +244,11 @@ export interface LaunchHooks<C> {
    * (its step-line logger: stdout, live on a terminal) and leaves such a logger out of the run, so a step shows once.
    */
   printsStepLines?(config: C): boolean;
+  /**
+   * Logger: the step lines `rl` prints on its own output, as a view the launcher runs on the run's bus (the
+   * `step-line` logger has it; the launcher looks that logger up in its registry by name).
+   */
+  stepLines?(options: StepLineOptions): StepLines;
   /** Trainer: makes the trained model the run's deliverable once it ends; undefined when there is none. */
   finalWeights?(config: C, ctx: FinalWeightsContext): FinalWeights | undefined;
 }

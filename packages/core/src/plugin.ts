@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { AuditFindings } from "./audit-findings.ts";
 import type { EventHandlers } from "./events.ts";
 import type { LaunchHooks } from "./launch-hooks.ts";
 import type { Logger } from "./log.ts";
@@ -56,6 +57,11 @@ export interface PluginContext {
    * in this run dir instead of starting a new one (the sqlite store drops the interrupted steps' rows first).
    */
   resume?: { startStep: number };
+  /**
+   * What the latest audit of this config found (evaluation noise per task, forgeable tasks), read once by the
+   * launcher from the run's store; undefined when the run was never audited.
+   */
+  readonly audit?: AuditFindings;
   /** Aborted when the run stops; long waits should listen to it. */
   signal: AbortSignal;
   /** Emits an event on the run's bus (e.g. a runtime reporting container state). */

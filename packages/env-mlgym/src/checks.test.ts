@@ -20,7 +20,7 @@ describe("checkTasks", () => {
 
   test("a task that cannot be proxied fails the check (rl refuses it) unless env.allow_forgeable names it", async () => {
     const base = { mlgym_root: join(FIXTURES, "class-game"), tasks: ["classGame"], runtime: "docker" };
-    const refused = await checkTasks(mlgymConfigSchema.parse(base), "/", "/nonexistent-run-dir");
+    const refused = await checkTasks(mlgymConfigSchema.parse(base), "/");
     const failed = refused.filter((r) => r.status === "fail");
     expect(failed.map((r) => r.name)).toEqual(["task classGame: reward integrity"]);
     expect(failed[0]?.message).toContain("strategy.Player, a class");

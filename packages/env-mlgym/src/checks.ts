@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import type { CheckResult } from "@air/core";
+import type { AuditFindings, CheckResult } from "@air/core";
 import { bwrapProblem } from "@air/sandbox";
 import type { MlgymConfig } from "./config.ts";
 import { forgeChecks } from "./guard/forgeable.ts";
@@ -62,8 +62,9 @@ function taskChecks(label: string, task: Task, root: string): CheckResult[] {
  * `data_path`, starter code, sample submission, evaluation files, baseline scores) and, for the local
  * runtime, that bubblewrap can start a sandbox; and that no task is forgeable (`forgeChecks`: an evaluation
  * that cannot keep the agent's code out of the scorer's process, or a critical finding of the latest audit in
- * `<runDir>/air.db`) unless `env.allow_forgeable` names it. A failure names the exact missing path and, where one is
- * known, the command that makes it (e.g. house price's `_helpers/_generate_split.py`). Never throws.
+ * `audit`, the launcher's `ctx.audit`) unless `env.allow_forgeable` names it. A failure names the exact missing
+ * path and, where one is known, the command that makes it (e.g. house price's `_helpers/_generate_split.py`).
+ * Never throws.
  * @example
  * const results = await checkTasks(config, "/work/main");
  * results.filter((r) => r.status === "fail").map((r) => r.message)
@@ -71,7 +72,7 @@ function taskChecks(label: string, task: Task, root: string): CheckResult[] {
 export async function checkTasks(
   config: MlgymConfig,
   configDir: string,
-  runDir?: string,
+  audit?: AuditFindings,
   /** `rl validate`: the task files only (no forge checks, no sandbox probe); a missing root is a `skip`. */
   filesOnly = false,
 ): Promise<CheckResult[]> {
@@ -113,7 +114,7 @@ export async function checkTasks(
     }
   }
   if (filesOnly) return out;
-  out.push(...forgeChecks(loaded, config.allow_forgeable, runDir));
+  out.push(...forgeChecks(loaded, config.allow_forgeable, audit));
   if (config.runtime === "local" && config.local.isolation === "bwrap") {
     const asRoot = process.getuid?.() === 0;
     const problem = await bwrapProblem(asRoot ? { kind: "setpriv", uid: 65534 } : { kind: "userns" });

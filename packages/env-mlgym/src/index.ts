@@ -21,6 +21,7 @@ export { mlgymLaunch, mlgymPreflight } from "./launch.ts";
 export { createMlgymEnvironment, mlgymPlugin } from "./plugin.ts";
 export { MlgymSession } from "./session.ts";
 export type { SessionSnapshot } from "./session-types.ts";
+export { namedFiles } from "./tamper.ts";
 export { dataHint, loadTask, TASK_ENTRYPOINTS, type Task, taskFileById } from "./task.ts";
 export { loadTaskSet, perTask, type TaskSet } from "./task-set.ts";
 

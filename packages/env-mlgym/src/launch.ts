@@ -11,7 +11,7 @@ import { checkDockerHosts, hostSpecs } from "./hosts.ts";
  */
 export async function mlgymPreflight(config: MlgymConfig, ctx: LaunchContext): Promise<CheckResult[]> {
   const [tasks, hosts] = await Promise.all([
-    checkTasks(config, ctx.configDir, ctx.runDir),
+    checkTasks(config, ctx.configDir, ctx.audit),
     checkDockerHosts(config, ctx.configDir),
   ]);
   return [...tasks, ...hosts];
@@ -23,7 +23,7 @@ export async function mlgymPreflight(config: MlgymConfig, ctx: LaunchContext): P
  */
 export const mlgymLaunch: LaunchHooks<MlgymConfig> = {
   preflight: mlgymPreflight,
-  tasks: (config, ctx) => checkTasks(config, ctx.configDir, ctx.runDir, true),
+  tasks: (config, ctx) => checkTasks(config, ctx.configDir, ctx.audit, true),
   needs: (config, ctx) => {
     if (config.runtime !== "docker") return {};
     // with hosts, images are checked on each host by the preflight above, not in the launcher's engine

@@ -15,7 +15,6 @@ import { buildTaskFiles } from "./bundle.ts";
 import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
-import { recordedNoise } from "./noise.ts";
 import { MlgymSession } from "./session.ts";
 import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
@@ -85,7 +84,12 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const useMlgymTools = config.aci === "mlgym" || (config.aci === "auto" && isMlgymCheckout(root));
   const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
-  const noise = recordedNoise(ctx.runDir, (message) => ctx.log.warn(message));
+  // The latest audit's noise per task (ctx.audit, read by the launcher); without it score-jump uses the ranges.
+  if (ctx.audit?.unreadable)
+    ctx.log.warn(
+      `mlgym: no evaluation noise from ${ctx.audit.source} (${ctx.audit.unreadable}); score-jump uses the score ranges alone`,
+    );
+  const noise = ctx.audit?.noise ?? {};
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {

@@ -1,10 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore, recordAudits } from "@air/logger-sqlite";
-import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
+import type { AuditFindings } from "@air/core";
 import { mlgymConfigSchema } from "./config.ts";
-import { recordedNoise } from "./noise.ts";
 import { createMlgymEnvironment } from "./plugin.ts";
 import { JUMP_NOISE_SIGMAS, jumpThreshold, tamperContext, tamperFlags } from "./tamper.ts";
 import { loadTask } from "./task.ts";
@@ -51,16 +49,6 @@ describe("tamper flags", () => {
     expect(tamperFlags(noisy, { scores: { Score: 4 } })).toEqual([]);
   });
 
-  test("the recorded noise: none without a store, a warning (not a failure) for a store that is not air's yet", () => {
-    const ctx = testContext("noise");
-    const warnings: string[] = [];
-    expect(recordedNoise(ctx.runDir, (m) => warnings.push(m))).toEqual({});
-    writeFileSync(join(ctx.runDir, "air.db"), "");
-    expect(recordedNoise(ctx.runDir, (m) => warnings.push(m))).toEqual({});
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain("not an air run store");
-  });
-
   test("each kind of tampering is flagged", async () => {
     const ctx = tamperContext(await loadTask(KNOWN_GAME, "prisonersDilemma"));
     const flags = (command: string) => tamperFlags(ctx, { command });
@@ -103,7 +91,7 @@ describe("tamper flags", () => {
     }
   });
 
-  test("a session measures a jump from its previous score, with the noise of the run store's latest audit (local bwrap)", async () => {
+  test("a session measures a jump from its previous score, with the noise of the latest audit (ctx.audit; local bwrap)", async () => {
     const defect = "def row_strategy(history):\\n    return 1\\n"; // 1.4 against tit-for-tat
     const best = "def row_strategy(history):\\n    return 1 if len(history) == 9 else 0\\n"; // 3.2
     const commands = [
@@ -113,16 +101,17 @@ describe("tamper flags", () => {
       "validate",
     ];
     const flags: unknown[][] = [];
-    for (const noise of [undefined, 0.1]) {
-      const ctx = testContext("tamper-noise");
-      if (noise !== undefined) {
-        const db = openStore(join(ctx.runDir, "air.db"));
-        const row = { config: "c.toml", group: "baseline", verdict: "ok", critical: false, evidence: "e" };
-        recordAudits(db, [
-          { ...row, task: "prisonersDilemma", probe: EVALUATION_NOISE_PROBE, score: noise, createdAt: 1 },
-        ]);
-        db.$client.close();
-      }
+    const warnings: string[] = [];
+    const source = "/runs/x/air.db";
+    const audits: Array<AuditFindings | undefined> = [
+      undefined,
+      { source, noise: { prisonersDilemma: 0.1 }, critical: [] },
+      // Findings that could not be read: a warning, not a failure; the ranges alone decide.
+      { source, noise: {}, critical: [], unreadable: "SQLiteError: file is not a database" },
+    ];
+    for (const audit of audits) {
+      const ctx = { ...testContext("tamper-noise"), audit };
+      ctx.log = { ...ctx.log, warn: (m: string) => void warnings.push(m) };
       const config = mlgymConfigSchema.parse({
         mlgym_root: KNOWN_GAME,
         tasks: ["prisonersDilemma"],
@@ -141,6 +130,10 @@ describe("tamper flags", () => {
     expect(flags).toEqual([
       [undefined, undefined, undefined, ["score-jump"]],
       [undefined, undefined, undefined, undefined],
+      [undefined, undefined, undefined, ["score-jump"]],
+    ]);
+    expect(warnings).toEqual([
+      `mlgym: no evaluation noise from ${source} (SQLiteError: file is not a database); score-jump uses the score ranges alone`,
     ]);
   });
 });

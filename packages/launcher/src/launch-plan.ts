@@ -1,4 +1,5 @@
-import type { RunSummary, StartRunOptions, WeightsRef } from "@air/core";
+import type { AuditFindings, RunSummary, StartRunOptions, WeightsRef } from "@air/core";
+import { readAuditFindings } from "./builtins.ts";
 import { writeDockerHosts } from "./containers.ts";
 import type { FinalWeights } from "./final-weights.ts";
 import type { GpuMap } from "./gpus.ts";
@@ -52,6 +53,8 @@ export interface LaunchPlan {
   worker: boolean;
   /** The run's plugins use docker: sweep its containers at teardown (never on a worker node). */
   usesDocker: boolean;
+  /** The latest audit's findings, read once from the run's store: preflight and every plugin (`ctx.audit`) get them. */
+  audit?: AuditFindings;
 }
 
 /**
@@ -73,8 +76,9 @@ export async function planLaunch(
     killed: [],
     removedContainers: [],
   });
+  const audit = await readAuditFindings(runDir);
   if (root.launcher.preflight) {
-    const checks = await runPreflight(config, { env });
+    const checks = await runPreflight(config, { env, audit });
     const failed = checks.filter((c) => c.status === "fail");
     if (failed.length > 0) {
       err(`preflight failed:\n${formatChecks(failed)}\n`);
@@ -114,5 +118,5 @@ export async function planLaunch(
   // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
   if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
   const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
-  return { gpus, startStep, initialWeights, stateDir, worker, usesDocker };
+  return { gpus, startStep, initialWeights, stateDir, worker, usesDocker, audit };
 }

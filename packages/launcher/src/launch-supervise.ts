@@ -1,5 +1,12 @@
-import { errorMessage, type LogLevel, type RunSummary, startRun, stderrSink } from "@air/core";
-import { type ProgressView, stepLinePlugin } from "@air/loggers";
+import {
+  errorMessage,
+  type LogLevel,
+  type RunSummary,
+  type StepLines,
+  startRun,
+  stderrSink,
+} from "@air/core";
+import { stepLines } from "./builtins.ts";
 import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
@@ -22,7 +29,7 @@ export interface LaunchSession {
   controller: AbortController;
   supervisor: Supervisor;
   reaper: Reaper;
-  view: ProgressView;
+  view: StepLines;
   /** `RUN_MARKER` in this process's env before the run, restored at teardown. */
   markerBefore: string | undefined;
   onStop: () => void;
@@ -36,13 +43,13 @@ export interface LaunchSession {
  * Opens a run's session: the supervisor (restarting the trainer within `max_restarts`), the pid file, the
  * reaper, the run marker, the abort wiring and the progress view. Nothing is started yet.
  */
-export function openSession(
+export async function openSession(
   config: RunConfig,
   plan: LaunchPlan,
   options: LaunchOptions,
   out: (text: string) => void,
   err: (text: string) => void,
-): LaunchSession {
+): Promise<LaunchSession> {
   const { launcher } = config.root;
   const { stateDir, gpus } = plan;
   const controller = new AbortController();
@@ -92,7 +99,7 @@ export function openSession(
   const events = processEvents(() => supervisor.children);
   // The step lines: a step-line logger of the launcher's own, on `out` (live on a terminal); loggers that print
   // step lines themselves (the console logger) are left out, so a step shows once.
-  const lines = stepLinePlugin({
+  const lines = await stepLines({
     totalSteps: config.root.run.max_steps,
     rolloutsPerStep: config.root.orchestrator.batch_size,
     write: out,
@@ -178,6 +185,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
       envGpuIds: gpus.env,
       // A logger continues the run it recorded in this dir (the sqlite store: one run, not two).
       resume: options.resume ? { startStep } : undefined,
+      audit: plan.audit,
     },
     startStep,
     initialWeights: plan.initialWeights,

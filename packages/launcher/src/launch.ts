@@ -17,7 +17,7 @@ export async function launchRun(config: RunConfig, options: LaunchOptions = {}):
   const err = options.err ?? ((t: string) => process.stderr.write(t));
   const plan = await planLaunch(config, options, err);
   if ("exitCode" in plan) return plan;
-  const session = openSession(config, plan, options, out, err);
+  const session = await openSession(config, plan, options, out, err);
   const result: LaunchResult = { exitCode: EXIT.failed, killed: [], removedContainers: [] };
   if (plan.worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
   try {

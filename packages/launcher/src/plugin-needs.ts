@@ -1,4 +1,4 @@
-import type { CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
+import type { AuditFindings, CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 
@@ -34,12 +34,12 @@ export function pluginNeeds(config: RunConfig): Required<Pick<PluginNeeds, "dock
 }
 
 /**
- * Every plugin's own preflight checks (`launch.preflight`), in the order of the config's sections; a hook that
- * throws becomes a failed check naming the section.
+ * Every plugin's own preflight checks (`launch.preflight`, given the latest audit's findings), in the order of the
+ * config's sections; a hook that throws becomes a failed check naming the section.
  * @example const results = await pluginPreflight(config);
  */
-export async function pluginPreflight(config: RunConfig): Promise<CheckResult[]> {
-  const ctx = launchContext(config);
+export async function pluginPreflight(config: RunConfig, audit?: AuditFindings): Promise<CheckResult[]> {
+  const ctx = { ...launchContext(config), audit };
   const out: CheckResult[] = [];
   for (const p of allPlugins(config)) {
     const hook = p.definition.launch?.preflight;

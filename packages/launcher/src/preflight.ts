@@ -1,6 +1,8 @@
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
+import type { AuditFindings } from "@air/core";
+import { readAuditFindings } from "./builtins.ts";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
@@ -18,6 +20,11 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Path to the `rl` entry, shown in "stop it with ..." hints. */
   rlEntry?: string;
+  /**
+   * The latest audit's findings (the launch plan's; undefined when never audited); read from the run's store
+   * when the key is absent.
+   */
+  audit?: AuditFindings;
 }
 
 /** Resolves when `host:port` can be bound (then frees it), false when something holds it. */
@@ -205,7 +212,8 @@ export async function runPreflight(
   results.push(...checkGpus(config, env));
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
-  results.push(...(await pluginPreflight(config)));
+  const audit = "audit" in options ? options.audit : await readAuditFindings(config.runDir);
+  results.push(...(await pluginPreflight(config, audit)));
   results.push(...(await checkDocker(config)));
   results.push(...(await checkExternal(config)));
   return results;

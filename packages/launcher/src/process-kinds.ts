@@ -1,5 +1,5 @@
 import type { ProcessContext, ProcessKind, ProcessSpec } from "@air/core";
-import { PROCESS_PLUGINS } from "./builtins.ts";
+import { processPlugins } from "./builtins.ts";
 import { localCommand, localEnv } from "./local-paths.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -7,7 +7,7 @@ type Section = "trainer_process" | "inference";
 
 /** The process kind a plugin declares for `[section] kind = kind`; throws naming the key when none does. */
 function processKind(section: Section, kind: string): ProcessKind {
-  for (const plugin of PROCESS_PLUGINS) {
+  for (const plugin of processPlugins()) {
     const found = plugin.launch?.processes?.[section]?.[kind];
     if (found) return found;
   }

@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from "@air/core";
-import { evalSection } from "@air/eval";
 import { z } from "zod";
+import { APP_SECTIONS } from "./builtins.ts";
 
 const gpuIds = z.array(z.number().int().min(0));
 
@@ -268,7 +268,7 @@ export const LAUNCHER_SECTIONS = {
   trainer_process: trainerProcessSection,
   launcher: launcherSection,
   /** `[eval]`: read by `bun run eval` (@air/eval); `rl` accepts it so one file serves both. */
-  eval: evalSection,
+  ...APP_SECTIONS,
 };
 
 /**

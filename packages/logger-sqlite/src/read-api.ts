@@ -7,6 +7,7 @@ import { type OpenStoreOptions, openStore, type StoreDb } from "./open.ts";
  */
 export { type AirAgentTrajectory, type AirAgentTurn, exportAirAgent } from "./air-agent.ts";
 export { type AuditRow, readLatestAudits } from "./audits.ts";
+export { readAuditFindings } from "./findings.ts";
 export { EVALUATION_NOISE_PROBE, readEvaluationNoise } from "./noise.ts";
 export type { StoreDb } from "./open.ts";
 export * from "./queries/index.ts";

@@ -1,6 +1,6 @@
-import { definePlugin, type PluginDefinition, type ResolvedPlugin } from "@air/core";
+import { definePlugin } from "@air/core";
 import { z } from "zod";
-import { createProgressView, type ProgressOptions, type ProgressView } from "./progress.ts";
+import { createProgressView } from "./progress.ts";
 
 export const stepLineLoggerConfig = z
   .object({
@@ -28,7 +28,7 @@ export const stepLineLoggerConfig = z
 
 /**
  * The "step-line" logger: the run's progress view on the run's bus (progress.ts): one step line per step
- * (`formatStepLine`), live on a terminal. `rl` runs one of its own on stdout (`stepLinePlugin`) and leaves out the
+ * (`formatStepLine`), live on a terminal. `rl` runs one of its own on stdout (`launch.stepLines`) and leaves out the
  * loggers that print step lines themselves (`launch.printsStepLines`: the console logger), so a step shows once.
  * @example
  * [[logger]]
@@ -40,7 +40,7 @@ export const stepLineLogger = definePlugin({
   kind: "logger",
   description: "the step lines of `rl`'s terminal: one line per step, a live bar on a terminal",
   configSchema: stepLineLoggerConfig,
-  launch: { printsStepLines: () => true },
+  launch: { printsStepLines: () => true, stepLines: (options) => createProgressView(options) },
   create(config) {
     const stream = config.stream === "stdout" ? process.stdout : process.stderr;
     const view = createProgressView({
@@ -52,26 +52,3 @@ export const stepLineLogger = definePlugin({
     return { hooks: view.hooks, close: () => view.finish() };
   },
 });
-
-/**
- * A step-line logger writing through `options.write` (the launcher's output), as a resolved `[[logger]]` entry to
- * append to `config.plugins.loggers`, with its view: the launcher's log sink clears the live line before a log
- * line (`view.clearLine`), and its teardown ends it (`view.finish`, also called when the run closes the logger).
- * @example const lines = stepLinePlugin({ totalSteps: 10, rolloutsPerStep: 8, write: out, tty }); config.plugins.loggers.push(lines.plugin);
- */
-export function stepLinePlugin(options: ProgressOptions): {
-  plugin: ResolvedPlugin<"logger">;
-  view: ProgressView;
-} {
-  const view = createProgressView(options);
-  const config = stepLineLoggerConfig.parse({
-    live: options.tty ?? false,
-    total_steps: options.totalSteps,
-    rollouts_per_step: options.rolloutsPerStep,
-  });
-  const definition: PluginDefinition<"logger", typeof stepLineLoggerConfig> = {
-    ...stepLineLogger,
-    create: () => ({ hooks: view.hooks, close: () => view.finish() }),
-  };
-  return { plugin: { kind: "logger", path: "step-line", spec: "step-line", definition, config }, view };
-}

@@ -7,3 +7,4 @@ export {
   scriptedPolicyPlugin,
 } from "./plugin.ts";
 export default scriptedPolicyPlugin;
+export { type ScriptedRollout, scriptedRollout } from "./rollout.ts";

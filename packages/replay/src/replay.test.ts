@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { listTrajectories, openStoreReadOnly, readTrajectory } from "@air/logger-sqlite/read";
@@ -74,6 +74,18 @@ describe("replay of a quickstart-like run (apartmentRent, scripted policy, local
       expect(r.stderr).toContain("usage: replay");
     }
     expect(replayCli([runDir, "s9-r9"], 30_000).stderr).toContain("some ids: s0-r");
+  }, 120_000);
+
+  test("a run whose saved config no longer validates is named, not replayed", () => {
+    const broken = join(dir, "broken");
+    cpSync(runDir, broken, { recursive: true });
+    const file = join(broken, "config.resolved.json");
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    saved.root.orchestrator.max_turns = "three";
+    writeFileSync(file, JSON.stringify(saved));
+    const r = replayCli([broken, "s0-r0"], 60_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the run's saved config no longer validates: orchestrator.max_turns");
   }, 120_000);
 });
 

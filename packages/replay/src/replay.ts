@@ -2,18 +2,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   AirError,
-  attemptDeps,
   createLogger,
   errorMessage,
   type LogSink,
   PluginHost,
   type PluginRegistry,
   type ResolvedConfig,
-  rolloutWithRetries,
+  rootSchema,
   Semaphore,
 } from "@air/core";
 import { summarizeTrajectory } from "@air/logger-sqlite";
-import { scriptedConfigSchema, scriptedPolicyPlugin } from "@air/policy-scripted";
+import { scriptedRollout } from "@air/policy-scripted";
 import { type Divergence, firstDivergence, spread } from "./diverge.ts";
 import type { ReplayTarget } from "./target.ts";
 
@@ -94,8 +93,15 @@ export async function replayTrajectory(
       `the run's saved [env] no longer validates: ${parsed.error.issues.map((i) => `env.${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
   const commands = target.steps.map((s) => s.command);
-  const root = saved.root as unknown as ResolvedConfig["root"];
-  // Only the env is created from this config; the other plugins are never made (as in `audit`).
+  // The saved root holds the launcher's sections too; core's sections are what the host reads.
+  const savedRoot = rootSchema().strip().safeParse(saved.root);
+  if (!savedRoot.success)
+    throw new AirError(
+      "CONFIG_INVALID",
+      `the run's saved config no longer validates: ${savedRoot.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  const root = savedRoot.data;
+  // Only the env is created from this config (`host.create`); its other plugins are never resolved or made.
   const config = {
     file: saved.file,
     dir: configDir,
@@ -133,43 +139,32 @@ export async function replayTrajectory(
     // The run's own turn limit (the env shows the remaining steps in every observation); a longer stored path
     // (a tree node's) gets room for all its commands.
     const maxTurns = Math.max(commands.length, root.orchestrator.max_turns);
-    const orchestrator = { ...root.orchestrator, max_turns: maxTurns, rollout_retries: 0 };
     const stored = target.steps.map((s) => s.observation);
     const one = async (index: number): Promise<ReplayRun> => {
       const release = await semaphore.acquire();
       try {
-        const id = `replay-${slug(target.rolloutId)}-${index}`;
-        const scripted = await host.create(
-          {
-            kind: "policy",
-            path: "policy",
-            spec: "scripted",
-            definition: scriptedPolicyPlugin,
-            config: scriptedConfigSchema.parse({ commands }),
-          },
-          `scripted:${id}`,
-        );
-        // A turn stored with a parse error is replayed as one: its reply and error, so the env answers as it did.
-        const policy = {
-          ...scripted,
-          generate: async (request: Parameters<typeof scripted.generate>[0]) => {
-            const generation = await scripted.generate(request);
-            const stored = target.steps[request.turnIndex];
-            return stored?.parseError
-              ? { ...generation, action: { text: stored.completion, parseError: stored.parseError } }
-              : generation;
-          },
-        };
-        const deps = attemptDeps(
-          { env, policy, rewards: [], names: { env: envDefinition.name, policy: "scripted" } },
-          { bus: host.bus, log, signal: host.signal, pending: host.pending, orchestrator },
-        );
-        const t = await rolloutWithRetries(deps, {
-          rolloutId: id,
+        const t = await scriptedRollout({
+          host,
+          env,
+          envName: envDefinition.name,
           example,
+          commands,
+          rolloutId: `replay-${slug(target.rolloutId)}-${index}`,
           groupId: `replay:${target.rolloutId}`,
-          step: 0,
-          split: "eval",
+          orchestrator: root.orchestrator,
+          maxTurns,
+          log,
+          // A turn stored with a parse error is replayed as one: its reply and error, so the env answers as it did.
+          wrap: (scripted) => ({
+            ...scripted,
+            generate: async (request) => {
+              const generation = await scripted.generate(request);
+              const stored = target.steps[request.turnIndex];
+              return stored?.parseError
+                ? { ...generation, action: { text: stored.completion, parseError: stored.parseError } }
+                : generation;
+            },
+          }),
         });
         log.info(`replay ${index + 1}/${times} of ${target.rolloutId} done (${t.stopReason})`);
         return {

@@ -2,10 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ScoreSpec, Trajectory } from "@air/core";
+import type { AuditFindings, ScoreSpec, Trajectory } from "@air/core";
 import { makeContext, makeTrajectory, makeTurn } from "@air/core/testing";
-import { openStore, recordAudits } from "@air/logger-sqlite";
-import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
 import { deltaRewards } from "./delta.ts";
 import { DELTA_DEFAULTS, deltaConfigSchema } from "./options.ts";
 import { deltaReward } from "./plugin.ts";
@@ -46,33 +44,34 @@ describe("min_improvement", () => {
     expect(deltaConfigSchema.safeParse({ min_improvement: "auto" }).success).toBe(false);
   });
 
-  test('"noise": each task\'s noise from the latest audit in <run dir>/air.db; none stored is an error', async () => {
+  test('"noise": each task\'s noise from the latest audit (ctx.audit); none is an error', async () => {
     const runDir = join(dir, "run");
     const config = deltaConfigSchema.parse({ min_improvement: "noise" });
     const logs: string[] = [];
-    const ctx = makeContext({ runDir, sink: (_l, _s, m) => logs.push(m) });
-    expect(() => deltaReward.create(config, ctx)).toThrow(/run `bun run audit <config> --repeats 3` first/);
+    const context = (audit?: AuditFindings) =>
+      makeContext({ runDir, audit, sink: (_l, _s, m) => logs.push(m) });
+    const launch = (audit?: AuditFindings) => ({ configDir: dir, runDir, audit });
+    expect(() => deltaReward.create(config, context())).toThrow(
+      /run `bun run audit <config> --repeats 3` first .*no store yet/,
+    );
     const preflight = deltaReward.launch!.preflight!;
-    expect(() => preflight(config, { configDir: dir, runDir })).toThrow(/bun run audit/);
-    expect(preflight(deltaConfigSchema.parse({}), { configDir: dir, runDir })).toEqual([]);
-    const db = openStore(join(runDir, "air.db"));
-    expect(() => deltaReward.create(config, ctx)).toThrow(/no evaluation-noise finding/);
-    const row = { config: "c.toml", group: "baseline", verdict: "ok", critical: false, evidence: "e" };
-    recordAudits(db, [
-      { ...row, task: "noisy", probe: EVALUATION_NOISE_PROBE, score: 0.1, createdAt: 1 },
-      { ...row, task: "exact", probe: EVALUATION_NOISE_PROBE, score: 0, createdAt: 1 },
-    ]);
-    // A newer audit of "noisy" replaces the older one.
-    recordAudits(db, [{ ...row, task: "noisy", probe: EVALUATION_NOISE_PROBE, score: 0.05, createdAt: 2 }]);
-    db.$client.close();
-    expect(await preflight(config, { configDir: dir, runDir })).toEqual([
+    expect(() => preflight(config, launch())).toThrow(/bun run audit/);
+    expect(preflight(deltaConfigSchema.parse({}), launch())).toEqual([]);
+    const source = join(runDir, "air.db");
+    const empty: AuditFindings = { source, noise: {}, critical: [] };
+    expect(() => deltaReward.create(config, context(empty))).toThrow(/no evaluation-noise finding/);
+    expect(() =>
+      deltaReward.create(config, context({ ...empty, unreadable: "SQLiteError: file is not a database" })),
+    ).toThrow(/air\.db cannot be read: SQLiteError/);
+    const audit: AuditFindings = { ...empty, noise: { exact: 0, noisy: 0.05 } };
+    expect(await preflight(config, launch(audit))).toEqual([
       {
         name: "delta: evaluation noise for min_improvement",
         status: "ok",
         message: 'from the latest audit: {"exact":0,"noisy":0.05}',
       },
     ]);
-    const reward = await deltaReward.create(config, ctx);
+    const reward = await deltaReward.create(config, context(audit));
     const scores = [0.54, 0.6];
     expect((await reward.score(trajectory("noisy", scores))).turns).toEqual([0, expect.closeTo(0.1, 12)]);
     expect((await reward.score(trajectory("exact", scores))).turns.map((x) => Number(x.toFixed(6)))).toEqual([

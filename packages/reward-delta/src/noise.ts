@@ -1,24 +1,17 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { openStoreReadOnly, readEvaluationNoise } from "@air/logger-sqlite/read";
+import type { AuditFindings } from "@air/core";
 
 /**
- * Each task's evaluation noise for `min_improvement = "noise"`: the latest `bun run audit` of this config wrote it
- * to `<run dir>/air.db` (the audit and the run share the run dir). Throws when the store has none at all, so a
- * run never silently trains without the threshold it asked for.
- * @example const noise = readRunNoise("outputs/quickstart"); noise.apartmentRent // 0.004
+ * Each task's evaluation noise for `min_improvement = "noise"`, from the latest `bun run audit` of this config
+ * (the launcher reads it from the run's store and hands it to every plugin as `ctx.audit`). Throws when there is
+ * none at all, so a run never silently trains without the threshold it asked for.
+ * @example const noise = auditNoise(ctx.audit); noise.apartmentRent // 0.004
  */
-export function readRunNoise(runDir: string): Record<string, number> {
-  const file = join(runDir, "air.db");
-  const hint = `min_improvement = "noise" needs each task's evaluation noise: run \`bun run audit <config> --repeats 3\` first (it stores it in ${file})`;
-  if (!existsSync(file)) throw new Error(`${hint}; there is no store yet`);
-  const db = openStoreReadOnly(file);
-  try {
-    const noise = readEvaluationNoise(db);
-    if (Object.keys(noise).length === 0)
-      throw new Error(`${hint}; the store has no evaluation-noise finding`);
-    return noise;
-  } finally {
-    db.$client.close();
-  }
+export function auditNoise(audit: AuditFindings | undefined): Readonly<Record<string, number>> {
+  const hint =
+    'min_improvement = "noise" needs each task\'s evaluation noise: run `bun run audit <config> --repeats 3` first';
+  if (!audit) throw new Error(`${hint} (it stores it in the run's store); the run has no store yet`);
+  if (audit.unreadable) throw new Error(`${hint}; ${audit.source} cannot be read: ${audit.unreadable}`);
+  if (Object.keys(audit.noise).length === 0)
+    throw new Error(`${hint} (it stores it in ${audit.source}); the store has no evaluation-noise finding`);
+  return audit.noise;
 }

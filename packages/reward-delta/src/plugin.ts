@@ -1,6 +1,6 @@
 import { definePlugin } from "@air/core";
 import { deltaRewards } from "./delta.ts";
-import { readRunNoise } from "./noise.ts";
+import { auditNoise } from "./noise.ts";
 import { deltaConfigSchema } from "./options.ts";
 
 /**
@@ -19,14 +19,14 @@ export const deltaReward = definePlugin({
   description: "improvement of the priority metric at each validate/submit, aware of metric direction",
   configSchema: deltaConfigSchema,
   launch: {
-    // `rl check` and rl's preflight: min_improvement = "noise" needs the audit's noise in the run's store.
+    // `rl check` and rl's preflight: min_improvement = "noise" needs the audit's noise (ctx.audit).
     preflight: (config, ctx) =>
       config.min_improvement === "noise"
         ? [
             {
               name: "delta: evaluation noise for min_improvement",
               status: "ok",
-              message: `from the latest audit: ${JSON.stringify(readRunNoise(ctx.runDir))}`,
+              message: `from the latest audit: ${JSON.stringify(auditNoise(ctx.audit))}`,
             },
           ]
         : [],
@@ -35,7 +35,7 @@ export const deltaReward = definePlugin({
     const warn = (message: string) => ctx.log.warn(message);
     if (config.min_improvement !== "noise")
       return { score: (trajectory) => deltaRewards(trajectory, config, warn) };
-    const noise = readRunNoise(ctx.runDir);
+    const noise = auditNoise(ctx.audit);
     ctx.log.info(`delta: min_improvement = evaluation noise per task ${JSON.stringify(noise)}`);
     const unknown = new Set<string>();
     return {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { isTestFile } from "./import-graph.ts";
 
 /**
  * The package graph is readable from the manifests: every `@air/x` a package names in its code is declared in
@@ -27,17 +28,6 @@ function sourceFiles(dir: string): string[] {
     if (statSync(path).isDirectory()) return sourceFiles(path);
     return /\.(ts|tsx|js|mjs)$/.test(name) ? [path] : [];
   });
-}
-
-/** Test code: `*.test.ts`, anything under `test/`, `testing/` or `fixtures/`, and `test-*.ts` helpers. */
-export function isTestFile(path: string): boolean {
-  const parts = path.split(sep);
-  const base = parts.at(-1) ?? "";
-  return (
-    /\.test\.[jt]sx?$/.test(base) ||
-    base.startsWith("test-") ||
-    parts.some((p) => p === "test" || p === "testing" || p === "fixtures")
-  );
 }
 
 /** Every `@air/…` specifier in code lines (JSDoc and `//` comments skipped), with the subpath. */
@@ -110,12 +100,15 @@ describe("package manifests", () => {
     expect(own).toEqual([]);
   });
 
-  test("@air/viz reads the store only through @air/logger-sqlite/read, and core only for types", () => {
+  test("@air/viz's dashboard reads the store only through @air/logger-sqlite/read, and core only for types", () => {
     // Importing air-agent files and computing eval comparisons (AUP) are the `viz` command's job
-    // (packages/launcher/src/viz-command.ts, viz-compare.ts); the dashboard only reads and draws.
+    // (packages/viz/src/command/, the `@air/viz/command` entry); the dashboard only reads and draws.
     const dir = join(PACKAGES, "viz");
+    const command = join(dir, "src", "command");
     const wrong: string[] = [];
-    for (const file of sourceFiles(dir).filter((f) => !isTestFile(relative(dir, f)))) {
+    for (const file of sourceFiles(dir).filter(
+      (f) => !isTestFile(relative(dir, f)) && !f.startsWith(command),
+    )) {
       for (const line of readFileSync(file, "utf8").split("\n"))
         for (const { pkg, subpath } of airSpecifiers(line)) {
           const ok =
@@ -123,6 +116,46 @@ describe("package manifests", () => {
             (pkg === "@air/core" && /^\s*import type /.test(line));
           if (!ok) wrong.push(`${relative(PACKAGES, file)}: ${pkg}${subpath}`);
         }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("the launcher is the rl engine: launcher/src outside bin/ and the registry table imports only core and sandbox", () => {
+    // App commands (viz, replay, eval, audit) are bin/ entry points; plugins, loggers and process kinds are
+    // reached through builtins.ts (the only name → package table), lazily.
+    const dir = join(PACKAGES, "launcher", "src");
+    const wrong: string[] = [];
+    for (const file of sourceFiles(dir)) {
+      const rel = relative(dir, file);
+      if (isTestFile(rel) || rel.startsWith(`bin${sep}`) || rel === "builtins.ts") continue;
+      for (const { pkg, subpath } of airSpecifiers(readFileSync(file, "utf8")))
+        if (pkg !== "@air/core" && pkg !== "@air/sandbox") wrong.push(`${rel}: ${pkg}${subpath}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("no plugin opens another plugin's store: only logger-sqlite, viz and the CLIs import @air/logger-sqlite", () => {
+    // The audit's findings reach plugins as `ctx.audit` (the launcher reads the store once). Test code may
+    // still build a store with @air/logger-sqlite/testing (a devDependency).
+    const allowed = new Set([
+      "logger-sqlite",
+      "viz",
+      "launcher",
+      "eval",
+      "audit",
+      "replay",
+      "bench",
+      "tests",
+    ]);
+    const wrong: string[] = [];
+    for (const dir of packageDirs()) {
+      const name = dir.split(sep).at(-1) ?? "";
+      if (allowed.has(name)) continue;
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
+      if (manifest.dependencies?.["@air/logger-sqlite"]) wrong.push(`${name}/package.json`);
+      for (const file of sourceFiles(dir).filter((f) => !isTestFile(relative(dir, f))))
+        for (const { pkg, subpath } of airSpecifiers(readFileSync(file, "utf8")))
+          if (pkg === "@air/logger-sqlite") wrong.push(`${relative(PACKAGES, file)}: ${pkg}${subpath}`);
     }
     expect(wrong).toEqual([]);
   });

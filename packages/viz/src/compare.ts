@@ -9,7 +9,7 @@ export interface ProfileChart {
 
 /**
  * `eval compare` results as the dashboard shows them: the table, and the best/last performance profiles. The
- * dashboard only draws it; the `viz` command computes it (packages/launcher/src/viz-compare.ts).
+ * dashboard only draws it; the `viz` command computes it (command/compare-files.ts).
  */
 export interface ComparisonView {
   methods: string[];

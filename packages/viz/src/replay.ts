@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { replayPage } from "./pages/replay.ts";
+import { type ReplayJob, replayPage } from "./pages/replay.ts";
 import type { RunRow } from "./queries.ts";
 
 /**
@@ -13,16 +13,6 @@ export type ReplayRunner = (request: {
   times: number;
   signal: AbortSignal;
 }) => Promise<{ text: string }>;
-
-/** One replay started from the dashboard: running, done (the report text) or failed (why). */
-export interface ReplayJob {
-  state: "running" | "done" | "failed";
-  times: number;
-  startedAt: number;
-  endedAt?: number;
-  text?: string;
-  error?: string;
-}
 
 export interface ReplayRouteOptions {
   runner?: ReplayRunner;

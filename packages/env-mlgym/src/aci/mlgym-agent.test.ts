@@ -2,15 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  commandDocs,
-  dedent,
-  isMlgymCheckout,
-  loadMlgymAgent,
-  parseToolCommands,
-  pyFormat,
-} from "./mlgym-agent.ts";
+import { commandDocs, dedent, isMlgymCheckout, loadMlgymAgent, parseToolCommands } from "./mlgym-agent.ts";
 import { pyDict, pyNumber } from "./mlgym-prompts.ts";
+import { pyFormat } from "./py-format.ts";
 
 /** A made-up MLGym-format checkout: an agent config and one tool file (air's own test files). */
 const root = join(import.meta.dir, "../../fixtures/fake-mlgym");

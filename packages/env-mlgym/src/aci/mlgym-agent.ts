@@ -4,6 +4,7 @@ import { basename, join, resolve } from "node:path";
 import type { Message } from "@air/core";
 import YAML from "yaml";
 import { loadDemonstrations } from "./mlgym-demos.ts";
+import { pyFormat } from "./py-format.ts";
 
 /** One file of the agent config's `command_files`, and how MLGym installs it. */
 export interface ToolFile {
@@ -48,21 +49,6 @@ export interface MlgymAgent {
 /** True when `root` looks like an MLGym checkout (its agent configs and tools are there). */
 export function isMlgymCheckout(root: string): boolean {
   return existsSync(join(root, "configs", "agents", "default.yaml")) && existsSync(join(root, "tools"));
-}
-
-/**
- * Python's `str.format` for the named fields MLGym's templates use (`{name}`, `{{`, `}}`); an unknown field
- * is an error, as in Python.
- * @example pyFormat("{a} {{b}}", { a: 1 }) // "1 {b}"
- */
-export function pyFormat(template: string, values: Record<string, unknown>): string {
-  return template.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (match, name: string | undefined) => {
-    if (match === "{{") return "{";
-    if (match === "}}") return "}";
-    const key = name ?? "";
-    if (!(key in values)) throw new Error(`template field {${key}} has no value`);
-    return String(values[key]);
-  });
 }
 
 /** The commands documented in a bash file: `# ` comment lines (a `@yaml` block) right above `name() {`. */

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import type { Message } from "@air/core";
-import { pyFormat } from "./mlgym-agent.ts";
+import { pyFormat } from "./py-format.ts";
 
 /** The agent name MLGym's run.py gives its first agent (`primary_{run_idx}`); demo entries of other agents are skipped. */
 export const MLGYM_AGENT_NAME = "primary_0";

@@ -1,5 +1,6 @@
 import type { Task } from "../task.ts";
-import { type MlgymAgent, pyFormat } from "./mlgym-agent.ts";
+import type { MlgymAgent } from "./mlgym-agent.ts";
+import { pyFormat } from "./py-format.ts";
 
 /** Where the agent stands, for MLGym's templates. */
 export interface TemplateState {

@@ -1,17 +1,11 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openStore, recordAudits } from "@air/logger-sqlite";
+import type { AuditFindings } from "@air/core";
 import { loadTask } from "../task.ts";
 import { forgeChecks, proxyProblem } from "./forgeable.ts";
 import { guarded } from "./guard.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "..", "fixtures");
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 describe("forgeable tasks", () => {
   test("a game that imports a class from the agent's module cannot be proxied: check fails unless allowed", async () => {
@@ -31,45 +25,30 @@ describe("forgeable tasks", () => {
     expect(forgeChecks([{ name: "prisonersDilemma", task }], [])[0]?.status).toBe("ok");
   });
 
-  test("a critical finding of the latest audit in the run's store refuses the task unless allowed", async () => {
+  test("a critical finding of the latest audit (ctx.audit) refuses the task unless allowed", async () => {
     const task = await loadTask(join(FIXTURES, "known-game"), "prisonersDilemma");
-    const runDir = mkdtempSync(join(tmpdir(), "air-forgeable-"));
-    dirs.push(runDir);
-    const db = openStore(join(runDir, "air.db"));
-    const row = { config: "x.toml", task: task.id, group: "cheat", score: undefined };
-    recordAudits(db, [
-      {
-        ...row,
-        createdAt: 1,
-        probe: "early exit at import",
-        verdict: "broken",
-        critical: true,
-        evidence: "old",
-      },
-      {
-        ...row,
-        createdAt: 2,
-        probe: "early exit at import",
-        verdict: "held",
-        critical: false,
-        evidence: "new",
-      },
-    ]);
-    expect(forgeChecks([{ name: "prisonersDilemma", task }], [], runDir)[0]?.status).toBe("ok");
-    recordAudits(db, [
-      {
-        ...row,
-        createdAt: 3,
-        probe: "fake metrics on stdout",
-        verdict: "broken",
-        critical: true,
-        evidence: "forged",
-      },
-    ]);
-    db.$client.close();
-    const [refused] = forgeChecks([{ name: "prisonersDilemma", task }], [], runDir);
+    const check = (audit?: AuditFindings, allow: string[] = [], name = "prisonersDilemma") =>
+      forgeChecks([{ name, task }], allow, audit);
+    expect(check()[0]?.status).toBe("ok");
+    const clean: AuditFindings = { source: "/runs/x/air.db", noise: {}, critical: [] };
+    expect(check(clean)[0]?.status).toBe("ok");
+    // Another task's finding does not touch this one.
+    const other = { task: "blotto", probe: "early exit at import", verdict: "broken", evidence: "x" };
+    expect(check({ ...clean, critical: [other] })[0]?.status).toBe("ok");
+    const forged = {
+      ...clean,
+      critical: [{ ...other, task: task.id, probe: "fake metrics on stdout", evidence: "forged" }],
+    };
+    const [refused] = check(forged);
     expect(refused?.status).toBe("fail");
     expect(refused?.message).toContain("audit: fake metrics on stdout broken (forged)");
-    expect(forgeChecks([{ name: "pd", task }], ["prisonersDilemma"], runDir)[0]?.status).toBe("ok");
+    expect(check(forged, ["prisonersDilemma"], "pd")[0]?.status).toBe("ok");
+    // Findings that could not be read fail a check of their own; the task's own check still runs.
+    const unreadable = check({ ...clean, unreadable: "SQLiteError: file is not a database" });
+    expect(unreadable.map((r) => [r.name, r.status])).toEqual([
+      ["audit findings", "fail"],
+      ["task prisonersDilemma: reward integrity", "ok"],
+    ]);
+    expect(unreadable[0]?.message).toBe("/runs/x/air.db cannot be read: SQLiteError: file is not a database");
   });
 });

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
-import { basename, join, sep } from "node:path";
-import type { CheckResult } from "@air/core";
-import { openStore, readLatestAudits } from "@air/logger-sqlite";
+import { basename, sep } from "node:path";
+import type { AuditFindings, CheckResult } from "@air/core";
 import type { Task } from "../task.ts";
 
 /** Top-level `.py` names the evaluation sees beside its script: trusted (evaluation scripts, pristine files) and hidden (secret files). */
@@ -77,55 +76,56 @@ export function allowed(allow: string[], name: string, task: Task): boolean {
 }
 
 /**
- * Checks that keep `rl` off forgeable tasks: a task whose evaluation cannot be proxied, or whose latest audit in
- * the run's store (`<run dir>/air.db`, written by `bun run audit` with the same config) has a critical finding,
- * fails unless `env.allow_forgeable` names it.
- * @example forgeChecks([{ name: "blotto", task }], [], "/runs/x") // [{ name: "task blotto: reward integrity", status: "ok", … }]
+ * Checks that keep `rl` off forgeable tasks: a task whose evaluation cannot be proxied, or whose latest audit
+ * (`audit`: the launcher's `ctx.audit`, what `bun run audit` with the same config stored) has a critical finding,
+ * fails unless `env.allow_forgeable` names it. Findings that could not be read fail one check of their own.
+ * @example forgeChecks([{ name: "blotto", task }], [], ctx.audit) // [{ name: "task blotto: reward integrity", status: "ok", … }]
  */
 export function forgeChecks(
   tasks: { name: string; task: Task }[],
   allow: string[],
-  runDir?: string,
+  audit?: AuditFindings,
 ): CheckResult[] {
-  const store = runDir ? join(runDir, "air.db") : "";
-  let audits: ReturnType<typeof readLatestAudits> = [];
-  if (store && existsSync(store)) {
-    const db = openStore(store, { readonly: true });
-    try {
-      audits = readLatestAudits(db);
-    } finally {
-      db.$client.close();
-    }
-  }
-  return tasks.map(({ name, task }) => {
-    const label = `task ${name}: reward integrity`;
-    const critical = audits.filter((a) => (a.task === task.id || a.task === name) && a.critical);
-    const problem = proxyProblem(task);
-    const why = [
-      ...(problem ? [problem] : []),
-      ...critical.map((a) => `audit: ${a.probe} ${a.verdict} (${a.evidence.slice(0, 120)})`),
-    ];
-    if (why.length === 0)
-      return {
-        name: label,
-        status: "ok" as const,
-        message:
-          task.entrypoint === "PythonSubmissionTasks"
-            ? "the agent's modules run in a separate process behind a proxy"
-            : store && existsSync(store)
-              ? "no critical audit finding"
-              : "not audited (bun run audit <config>)",
-      };
-    if (allowed(allow, name, task))
-      return {
-        name: label,
-        status: "ok" as const,
-        message: `allowed by env.allow_forgeable: ${why.join("; ")}`,
-      };
+  const unreadable: CheckResult[] = audit?.unreadable
+    ? [
+        {
+          name: "audit findings",
+          status: "fail",
+          message: `${audit.source} cannot be read: ${audit.unreadable}`,
+        },
+      ]
+    : [];
+  return [...unreadable, ...tasks.map(({ name, task }) => taskCheck(name, task, allow, audit))];
+}
+
+function taskCheck(name: string, task: Task, allow: string[], audit?: AuditFindings): CheckResult {
+  const label = `task ${name}: reward integrity`;
+  const critical = (audit?.critical ?? []).filter((a) => a.task === task.id || a.task === name);
+  const problem = proxyProblem(task);
+  const why = [
+    ...(problem ? [problem] : []),
+    ...critical.map((a) => `audit: ${a.probe} ${a.verdict} (${a.evidence.slice(0, 120)})`),
+  ];
+  if (why.length === 0)
     return {
       name: label,
-      status: "fail" as const,
-      message: `${why.join("; ")}; name it in env.allow_forgeable to train on it anyway`,
+      status: "ok" as const,
+      message:
+        task.entrypoint === "PythonSubmissionTasks"
+          ? "the agent's modules run in a separate process behind a proxy"
+          : audit
+            ? "no critical audit finding"
+            : "not audited (bun run audit <config>)",
     };
-  });
+  if (allowed(allow, name, task))
+    return {
+      name: label,
+      status: "ok" as const,
+      message: `allowed by env.allow_forgeable: ${why.join("; ")}`,
+    };
+  return {
+    name: label,
+    status: "fail" as const,
+    message: `${why.join("; ")}; name it in env.allow_forgeable to train on it anyway`,
+  };
 }

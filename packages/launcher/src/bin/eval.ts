@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { errorMessage } from "@air/core";
 import { compareSummaries, type EvaluationReport, evaluateConfig } from "@air/eval";
+import { readAuditFindings } from "../builtins.ts";
 import { EXIT, reportConfigError, resolveConfig } from "../cli.ts";
 import { inferenceBaseUrl, inferenceChild } from "../commands.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "../gpus.ts";
@@ -53,7 +54,11 @@ async function evaluate(file: string, overrides: string[]): Promise<number> {
     }
     const report = await evaluateConfig(config, {
       signal: stop.signal,
-      context: { inferenceUrl: inferenceBaseUrl(config), envGpuIds: gpus.env },
+      context: {
+        inferenceUrl: inferenceBaseUrl(config),
+        envGpuIds: gpus.env,
+        audit: await readAuditFindings(config.runDir),
+      },
     });
     const { samples, failed } = report.overall;
     const nothing = samples > 0 && failed === samples;

@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
-import { vizMain } from "../viz-command.ts";
+import { replayRunner } from "@air/replay";
+import { vizMain } from "@air/viz/command";
+import { builtinRegistry } from "../builtins.ts";
 
-process.exitCode = await vizMain(process.argv.slice(2));
+process.exitCode = await vizMain(process.argv.slice(2), { replay: replayRunner(builtinRegistry()) });

@@ -1,7 +1,16 @@
 import { html } from "hono/html";
 import { type Html, layout, runNav, time } from "../html.ts";
 import type { RunRow } from "../queries.ts";
-import type { ReplayJob } from "../replay.ts";
+
+/** One replay started from the dashboard: running, done (the report text) or failed (why). */
+export interface ReplayJob {
+  state: "running" | "done" | "failed";
+  times: number;
+  startedAt: number;
+  endedAt?: number;
+  text?: string;
+  error?: string;
+}
 
 /** The Replay button of a trajectory page: replays its commands N times in fresh sandboxes. */
 export function replayForm(runId: number, rolloutId: string, maxTimes = 10): Html {

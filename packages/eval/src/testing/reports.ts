@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import type { EvaluationSummary, TaskFigures } from "@air/eval";
+import type { EvaluationSummary, TaskFigures } from "../index.ts";
 
 /**
  * Figures of one task as `bun run eval` reports them (MLGym best/last, baseline 1, maximize, when `best` is

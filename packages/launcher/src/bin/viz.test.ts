@@ -1,19 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { exportAirAgent, openStore } from "@air/logger-sqlite";
+import { taskFigures, writeReport } from "@air/eval/testing";
 import { runFixture } from "@air/logger-sqlite/testing";
-import { taskFigures, writeReport } from "./test-reports.ts";
-import { resolveStore } from "./viz-command.ts";
+import { REPO, scriptedRun } from "@air/replay/testing";
 
-const BIN = resolve(import.meta.dir, "bin/viz.ts");
+const BIN = resolve(import.meta.dir, "viz.ts");
 const dir = mkdtempSync(join(tmpdir(), "air-viz-cli-"));
 let runDir: string;
-let dbPath: string;
 
 beforeAll(async () => {
-  ({ runDir, dbPath } = await runFixture({ dir, maxSteps: 1 }));
+  ({ runDir } = await runFixture({ dir, maxSteps: 1 }));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -91,22 +89,36 @@ describe("bun run viz", () => {
   }, 60_000);
 });
 
-describe("resolveStore", () => {
-  test("a run dir, a database file, and air-agent JSON (imported into a fresh database)", () => {
-    expect(resolveStore(runDir)).toEqual({ dbPath: join(runDir, "air.db"), imported: false });
-    expect(resolveStore(dbPath)).toEqual({ dbPath, imported: false });
-    const db = openStore(dbPath, { readonly: true });
-    const records = exportAirAgent(db, 1);
-    db.$client.close();
-    const folder = join(dir, "air-agent-out");
-    mkdirSync(folder);
-    for (const [i, r] of records.entries()) writeFileSync(join(folder, `traj_${i}.json`), JSON.stringify(r));
-    const imported = resolveStore(folder);
-    expect(imported.imported).toBe(true);
-    const copy = openStore(imported.dbPath, { readonly: true });
-    expect(copy.$client.query("SELECT count(*) AS n FROM trajectories").get()).toEqual({ n: records.length });
-    copy.$client.close();
-    rmSync(resolve(imported.dbPath, ".."), { recursive: true, force: true });
-    expect(() => resolveStore(join(dir, "missing"))).toThrow("no such file");
+test("bun run viz: the Replay button replays a stored apartmentRent trajectory in fresh sandboxes", async () => {
+  const replayRun = scriptedRun({
+    dir,
+    name: "qs",
+    mlgymRoot: REPO,
+    task: "apartmentRent",
+    commands: ["python train.py --model linear", "validate"],
+    maxTurns: 2,
   });
-});
+  const child = Bun.spawn(["bun", BIN, replayRun, "--port", "0"], { stdout: "ignore", stderr: "pipe" });
+  try {
+    const url = await waitForUrl(child, 15_000);
+    const page = `${url}runs/1/trajectories/s0-r0`;
+    expect(await (await fetch(page)).text()).toContain('action="/runs/1/trajectories/s0-r0/replay"');
+    const res = await fetch(`${page}/replay`, {
+      method: "POST",
+      body: new URLSearchParams({ times: "1" }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+    let text = "";
+    for (const deadline = Date.now() + 180_000; Date.now() < deadline; await Bun.sleep(500)) {
+      text = await (await fetch(`${page}/replay`)).text();
+      if (!text.includes('data-state="running"')) break;
+    }
+    expect(text).toContain('data-state="done"');
+    expect(text).toContain("reproduced the stored score: 1/1; identical observations: 1/1");
+    child.kill("SIGTERM");
+    expect(await Promise.race([child.exited, Bun.sleep(10_000).then(() => "timeout")])).toBe(0);
+  } finally {
+    child.kill("SIGKILL");
+  }
+}, 400_000);

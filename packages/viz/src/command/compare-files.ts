@@ -10,7 +10,8 @@ import {
   type EvaluationSummary,
   type PerformanceProfile,
 } from "@air/eval";
-import type { ComparisonView, Point, ProfileChart } from "@air/viz";
+import type { ComparisonView, ProfileChart } from "../compare.ts";
+import type { Point } from "../derived.ts";
 
 function isSummary(x: unknown): x is EvaluationSummary & { label?: string } {
   if (!x || typeof x !== "object") return false;

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compareSummaries } from "@air/eval";
-import { createApp } from "@air/viz";
-import { taskFigures, writeReport } from "./test-reports.ts";
-import { resolveStore } from "./viz-command.ts";
-import { readComparison } from "./viz-compare.ts";
+import { taskFigures, writeReport } from "@air/eval/testing";
+import { createApp } from "../app.ts";
+import { readComparison } from "./compare-files.ts";
+import { resolveStore } from "./store-target.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-viz-compare-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
