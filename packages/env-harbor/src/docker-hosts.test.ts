@@ -9,7 +9,6 @@ import {
 } from "@air/sandbox/testing/second-dockerd";
 import { harborConfigSchema } from "./config.ts";
 import { DockerHostsHarborRuntime } from "./docker-hosts.ts";
-import { imageFor } from "./image.ts";
 import { HarborSession } from "./session.ts";
 import { loadHarborTask } from "./task.ts";
 import { OWN_TASKS } from "./testing/fixtures.ts";
@@ -41,7 +40,7 @@ describe.skipIf(problem !== undefined)("several docker hosts", () => {
     const task = await loadHarborTask(join(OWN_TASKS, "hello-file"));
     try {
       await runtime.prepare(task);
-      const image = imageFor(task, {});
+      const image = (await runtime.plan(task)).image;
       for (const docker of [dockerClient(), s.docker])
         expect((await docker.getImage(image).inspect()).Id).toBeTruthy();
       const [a, b] = await Promise.all([

@@ -2,7 +2,7 @@ import { containerLabels, dockerClient, withTimeout } from "@air/sandbox";
 import type Docker from "dockerode";
 import { type ContainerPlan, DockerHarborSandbox, startContainer } from "./docker-sandbox.ts";
 import { envList, resolveEnvVars } from "./env-vars.ts";
-import { ensureImage } from "./image.ts";
+import { taskImage } from "./image.ts";
 import type { HarborTask } from "./task.ts";
 import { internetAllowed } from "./task-config.ts";
 import type { HarborRuntime, HarborSandbox } from "./types.ts";
@@ -37,7 +37,7 @@ export class DockerHarborRuntime implements HarborRuntime {
   private image(task: HarborTask): Promise<{ image: string; workdir: string; user: string }> {
     let entry = this.images.get(task.dir);
     if (!entry) {
-      entry = ensureImage(this.docker, task, this.options.baseImages).then(async (image) => {
+      entry = taskImage(this.docker, task, this.options.baseImages).then(async (image) => {
         const info = await withTimeout(this.docker.getImage(image).inspect(), 30_000, "docker image inspect");
         return { image, workdir: info.Config?.WorkingDir || "/", user: info.Config?.User || "root" };
       });

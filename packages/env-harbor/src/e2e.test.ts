@@ -140,6 +140,23 @@ describe("bad input at rl check time", () => {
       await d.remove();
     }
   }, 600_000);
+
+  test("rl check on a task whose base image is missing names [env] base_images, never docker.image", async () => {
+    const d = await scratchDataset(["hello-file"], {
+      "hello-file/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+    });
+    try {
+      const check = await cli("rl", ["check", config("no-base", `dataset = "${d.dir}"`)]);
+      expect(check.code).toBe(2);
+      expect(check.out).toMatch(/fail\s+image python:3\.12-slim present: .*set \[env\] base_images/);
+      expect(check.out).toMatch(
+        /fail\s+harbor task hello-file: .*environment\/Dockerfile: base image python:3\.12-slim is not in the engine's image store.*\[env\] base_images/,
+      );
+      expect(check.out).not.toContain("docker.image");
+    } finally {
+      await d.remove();
+    }
+  }, 300_000);
 });
 
 describe("local (bubblewrap)", () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CheckResult, LaunchHooks } from "@air/core";
-import { dockerReachable } from "@air/sandbox";
+import { baseImagesOf as dockerfileBases, dockerReachable } from "@air/sandbox";
 import TOML from "@iarna/toml";
 import type { HarborConfig } from "./config.ts";
 import { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
@@ -92,14 +92,7 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
   for (const name of names) {
     const dockerfile = join(root, name, "environment", "Dockerfile");
     if (existsSync(dockerfile)) {
-      const stages = new Set<string>();
-      for (const m of readFileSync(dockerfile, "utf8").matchAll(
-        /^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim,
-      )) {
-        const image = m[1] as string;
-        if (!stages.has(image.toLowerCase()) && !image.includes("$")) images.add(mapped(image));
-        if (m[2]) stages.add(m[2].toLowerCase());
-      }
+      for (const image of dockerfileBases(readFileSync(dockerfile, "utf8"))) images.add(mapped(image));
       continue;
     }
     try {
@@ -112,7 +105,7 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
       // the preflight reports the folder
     }
   }
-  return [...images].filter((i) => i !== "scratch").sort();
+  return [...images].sort();
 }
 
 /**
@@ -160,7 +153,8 @@ export const harborLaunch: LaunchHooks<HarborConfig> = {
   tasks: harborTasks,
   needs: (config, ctx) => {
     if (config.runtime !== "docker") return {};
-    if (config.docker.hosts.length === 0) return { dockerImages: baseImagesOf(config, ctx.configDir) };
+    if (config.docker.hosts.length === 0)
+      return { dockerImages: baseImagesOf(config, ctx.configDir), dockerImagesKey: "[env] base_images" };
     // with hosts, the preflight builds every image on every host (from base images that must be there)
     return {
       dockerHosts: harborHostSpecs(config, ctx.configDir).map(({ url, tls }) =>
