@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerClient, dockerReachable, ensureImage, labelledContainers } from "@air/sandbox";
-import { DockerHarborRuntime } from "./docker-runtime.ts";
+import { harborConfigSchema } from "./config.ts";
+import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
+import { HarborSession } from "./session.ts";
 import { loadHarborTask } from "./task.ts";
 import { scratchDataset } from "./testing/fixtures.ts";
 
@@ -48,22 +50,29 @@ async function rebuildBase(value: string): Promise<void> {
 
 /** One run's verifier reward on the task (test.sh: 1 when the base says "two"), and the task image it used. */
 async function runTask(dataset: string): Promise<{ reward: string | undefined; image: string }> {
-  const runtime = new DockerHarborRuntime({
-    runName: RUN,
-    baseImages: { "python:3.12-slim": `${BASE}:latest` },
-    allowInternet: false,
-    pidsLimit: 256,
+  const config = harborConfigSchema.parse({
+    dataset,
+    base_images: { "python:3.12-slim": `${BASE}:latest` },
+    allow_internet: false,
   });
+  const root = mkdtempSync(join(tmpdir(), "air-stale-base-run-"));
+  dirs.push(root);
+  const runtime = new HarborSandboxes(
+    harborRuntime(config, { configDir: "/", runName: RUN, root }),
+    config,
+    root,
+  );
   const task = await loadHarborTask(join(dataset, "hello-file"));
   try {
-    await runtime.prepare(task);
-    const image = (await runtime.plan(task)).image;
+    const image = (await runtime.prepare(task)).replace(/^image /, "");
     images.add(image);
-    const box = await runtime.open(task, { rolloutId: "stale-base" });
+    const rolloutId = "stale-base";
+    const box = await runtime.open(task, { rolloutId });
+    const session = new HarborSession(box, task, { config, sandboxes: runtime, rolloutId });
     try {
-      return { reward: (await box.verify()).rewardText?.trim(), image };
+      return { reward: (await session.runVerifier()).rewardText?.trim(), image };
     } finally {
-      await box.close();
+      await session.close();
     }
   } finally {
     await runtime.close();

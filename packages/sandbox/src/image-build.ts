@@ -19,10 +19,10 @@ export interface ImageBuild {
   timeoutKey?: string;
 }
 
-/** Why an image could not be had: `base` a `FROM` image is not in the engine's store, `build` the build failed. */
+/** Why an image could not be had: `base` a `FROM` image or `image` a prebuilt one is not in the engine's store, `build` the build failed. */
 export class ImageBuildError extends Error {
   constructor(
-    readonly kind: "base" | "build",
+    readonly kind: "base" | "build" | "image",
     message: string,
     /** The missing base images (kind `base`), as the Dockerfile names them after the mapping. */
     readonly images: string[] = [],

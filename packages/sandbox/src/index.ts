@@ -70,7 +70,11 @@ export type {
   EvaluationOutput,
   EvaluationRequest,
   ExecResult,
+  MountedFolder,
+  RunRequest,
   Runtime,
   Sandbox,
+  TaskEnvironment,
   TaskFiles,
+  TaskImageBuild,
 } from "./types.ts";
