@@ -2,24 +2,16 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dockerClient, dockerReachable, ensureImage, labelledContainers } from "@air/sandbox";
+import { ensureImage, labelledContainers } from "@air/sandbox";
+import { testDockerImage } from "@air/sandbox/testing/docker-image";
 import { harborConfigSchema } from "./config.ts";
 import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
 import { HarborSession } from "./session.ts";
 import { loadHarborTask } from "./task.ts";
 import { scratchDataset } from "./testing/fixtures.ts";
 
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
-const docker = dockerClient();
-const up =
-  (await dockerReachable(docker)) &&
-  (await docker
-    .getImage(IMAGE)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    ));
+const { docker, image: IMAGE, skip } = await testDockerImage();
+const up = skip === undefined;
 const RUN = `air-harbor-stale-base-${process.pid}`;
 const BASE = `air-harbor-stale-base-${process.pid}`;
 const images = new Set<string>([`${BASE}:latest`]);

@@ -1,6 +1,7 @@
 import type Docker from "dockerode";
 import { dockerClient } from "./docker-client.ts";
 import { DockerSandbox } from "./docker-sandbox.ts";
+import { sandboxHostConfig } from "./image-container.ts";
 import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
@@ -184,12 +185,7 @@ export class DockerRuntime implements Runtime {
       WorkingDir: "/",
       Labels: containerLabels(o.runName, rolloutId),
       HostConfig: {
-        NetworkMode: o.network,
-        Memory: o.memoryMb * 1024 * 1024,
-        NanoCpus: Math.round(o.cpus * 1e9),
-        PidsLimit: o.pidsLimit,
-        Init: true,
-        SecurityOpt: ["no-new-privileges"],
+        ...sandboxHostConfig(o),
         DeviceRequests:
           o.gpuIds.length > 0
             ? [{ Driver: "nvidia", DeviceIDs: o.gpuIds, Capabilities: [["gpu"]] }]

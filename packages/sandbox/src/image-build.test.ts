@@ -2,7 +2,6 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { dockerClient, dockerReachable } from "./docker-client.ts";
 import {
   baseImagesOf,
   ensureImage,
@@ -11,18 +10,10 @@ import {
   imageTag,
   mapBaseImages,
 } from "./image-build.ts";
+import { testDockerImage } from "./testing/docker-image.ts";
 
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
-const docker = dockerClient();
-const up =
-  (await dockerReachable(docker)) &&
-  (await docker
-    .getImage(IMAGE)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    ));
+const { docker, image: IMAGE, skip } = await testDockerImage();
+const up = skip === undefined;
 const dirs: string[] = [];
 const images = new Set<string>();
 afterAll(async () => {

@@ -35,13 +35,22 @@ export function killAllScript(keep: string): string {
   return `for d in /proc/[0-9]*; do p=\${d#/proc/}; case " 1 ${keep} $$ " in *" $p "*) ;; *) kill -9 "$p" 2>/dev/null;; esac; done; true`;
 }
 
-/** Host config of every container of a plan: the task's cpus, memory, network, a pids limit, an init. */
-export function imageHostConfig(plan: ImagePlan): Docker.HostConfig {
+/**
+ * Host config of every sandbox container (the docker runtime's and a task image's): network, memory, cpus, a
+ * pids limit, an init, no new privileges.
+ * @example sandboxHostConfig({ network: "none", memoryMb: 1024, cpus: 1, pidsLimit: 256 })
+ */
+export function sandboxHostConfig(limits: {
+  network: string;
+  memoryMb: number;
+  cpus: number;
+  pidsLimit: number;
+}): Docker.HostConfig {
   return {
-    NetworkMode: plan.network,
-    Memory: plan.memoryMb * 1024 * 1024,
-    NanoCpus: Math.round(plan.cpus * 1e9),
-    PidsLimit: plan.pidsLimit,
+    NetworkMode: limits.network,
+    Memory: limits.memoryMb * 1024 * 1024,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    PidsLimit: limits.pidsLimit,
     Init: true,
     SecurityOpt: ["no-new-privileges"],
   };
@@ -63,7 +72,7 @@ export async function startImageContainer(
       WorkingDir: plan.workdir,
       Env: plan.env,
       Labels: containerLabels(plan.runName, rolloutId),
-      HostConfig: imageHostConfig(plan),
+      HostConfig: sandboxHostConfig(plan),
     }),
     CONTROL_TIMEOUT_MS,
     "docker create",

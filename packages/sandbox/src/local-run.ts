@@ -1,8 +1,38 @@
+import { existsSync } from "node:fs";
 import { chown, lstat, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BwrapSpec } from "./bwrap.ts";
 import { runProcess } from "./process.ts";
+import type { SharedPath } from "./shared.ts";
+import { shellQuote } from "./shell.ts";
 import type { EvaluationOutput, EvaluationRequest } from "./types.ts";
+
+/**
+ * Prepares an evaluation's copy in one spawn: drops symlinks and special files, hands it to the evaluation's uid,
+ * copies in the shared paths the evaluation files lay something over or into (reflinks where the filesystem has
+ * them), and lays the pristine evaluation files over it (root-owned when air is root: the evaluation can read,
+ * not change them). Returns the shared paths still to mount read-only from the bundle.
+ */
+export async function layEvaluationFiles(
+  copy: string,
+  evaluation: string,
+  shared: SharedPath[],
+  evalUid: number | undefined,
+): Promise<SharedPath[]> {
+  const owner = evalUid === undefined ? "" : `chown -R -P ${evalUid}:${evalUid} "$1" && `;
+  const overlaid = shared.filter((s) => existsSync(join(evaluation, s.path)));
+  const bring = overlaid.map((s) => {
+    const into = shellQuote(join(copy, s.path));
+    return `rm -rf ${into} && cp -a --reflink=auto ${shellQuote(s.src)} ${into} && `;
+  });
+  const script = `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${bring.join("")}${owner}cp -a --reflink=auto "$2"/. "$1"/`;
+  const prepared = await runProcess(["sh", "-c", script, "sh", copy, evaluation], {
+    cwd: "/",
+    timeoutMs: 60_000,
+  });
+  if (prepared.exitCode !== 0) throw new Error(`preparing the evaluation copy failed: ${prepared.stderr}`);
+  return shared.filter((s) => !overlaid.includes(s));
+}
 
 /**
  * A fresh, empty host directory for an evaluation's `collect.dir` (in the evaluation's own folder `dir`), owned by

@@ -12,7 +12,7 @@ import {
   sandboxEnv,
 } from "./bwrap.ts";
 import { copyTree, freeze, thaw } from "./fork-copy.ts";
-import { collectDir, diskUsage, evaluationBinds, readCollected } from "./local-run.ts";
+import { collectDir, diskUsage, evaluationBinds, layEvaluationFiles, readCollected } from "./local-run.ts";
 import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
 import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
@@ -191,34 +191,11 @@ export class LocalSandbox implements Sandbox {
         }),
         request.timeoutMs,
       );
-      // One spawn: drop symlinks and special files, hand the copy to the evaluation's uid, lay the pristine
-      // evaluation files over it (root-owned when air is root: the evaluation can read, not change them).
-      const owner = evalUid === undefined ? "" : `chown -R -P ${evalUid}:${evalUid} "$1" && `;
       const id = evalUid ?? SANDBOX_UID;
       await writeFile(join(dir, "passwd"), passwdFor(id));
       await writeFile(join(dir, "group"), groupFor(id));
-      // Shared paths the evaluation files lay something over or into are copied in (reflinks where the
-      // filesystem has them); the others are mounted read-only from the bundle, as in the agent's sandbox.
       const evaluation = join(this.files.dir, "evaluation");
-      const overlaid = this.shared.filter((s) => existsSync(join(evaluation, s.path)));
-      const mounted = this.shared.filter((s) => !overlaid.includes(s));
-      const bring = overlaid.map((s) => {
-        const into = shellQuote(join(copy, s.path));
-        return `rm -rf ${into} && cp -a --reflink=auto ${shellQuote(s.src)} ${into} && `;
-      });
-      const prepared = await runProcess(
-        [
-          "sh",
-          "-c",
-          `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${bring.join("")}${owner}cp -a --reflink=auto "$2"/. "$1"/`,
-          "sh",
-          copy,
-          evaluation,
-        ],
-        { cwd: "/", timeoutMs: 60_000 },
-      );
-      if (prepared.exitCode !== 0)
-        throw new Error(`preparing the evaluation copy failed: ${prepared.stderr}`);
+      const mounted = await layEvaluationFiles(copy, evaluation, this.shared, evalUid);
       this.host.onState?.({ id: this.id, state: "evaluate", command: request.command.slice(0, 200) });
       const collect = await collectDir(dir, request, evalUid);
       const out = await this.sandboxed(
