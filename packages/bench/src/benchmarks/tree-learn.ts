@@ -74,10 +74,16 @@ export function readLearnRun(dbPath: string, tree: boolean): StepFigures[] {
 }
 
 /**
- * Runs `bun run rl configs/quickstart.toml` with `overrides` into a temp output dir and reads its air.db.
+ * Runs `bun run rl <config>` (default configs/quickstart.toml) with `overrides` into a temp output dir and reads
+ * its air.db.
  * @example const run = await learnRun("tree", ["--orchestrator.tree.roots", "2"], true);
  */
-export async function learnRun(label: string, overrides: string[], tree: boolean): Promise<LearnRun> {
+export async function learnRun(
+  label: string,
+  overrides: string[],
+  tree: boolean,
+  config = QUICKSTART,
+): Promise<LearnRun> {
   const out = mkdtempSync(join(tmpdir(), "air-bench-tree-"));
   // A port of its own: another quickstart on the shared machine (a test, a colleague's run) owns 8312.
   const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -87,7 +93,7 @@ export async function learnRun(label: string, overrides: string[], tree: boolean
   const argv = [
     "bun",
     "packages/launcher/src/bin/rl.ts",
-    QUICKSTART,
+    config,
     "--run.output_dir",
     out,
     "--run.name",
