@@ -233,6 +233,15 @@ export function environmentSuite(subject: ContractSubject, kind: "docker" | "loc
           timeoutMs: 60_000,
         });
         expect(seen.stdout).toBe("only-a.txt\nstate.txt\n");
+        // a fork of a fork (a deeper tree), one released before its own fork: nothing is left after close (last test)
+        const fork = (from: Sandbox, rolloutId: string) =>
+          (runtime.fork as NonNullable<Runtime["fork"]>)(from, files, { rolloutId });
+        const aa = await fork(a, "e-fork1-1");
+        expect(await out(aa, `ls ${WORKDIR}/sub`)).toBe("only-a.txt\nstate.txt\n");
+        const aaa = await fork(aa, "e-fork1-1-1");
+        await runtime.release(aa, true);
+        expect(await out(aaa, `cat ${WORKDIR}/sub/state.txt`)).toBe("a\n");
+        siblings.push(aaa);
       } finally {
         await runtime.release(parent, true);
         for (const s of siblings) await runtime.release(s, true);
