@@ -1,7 +1,7 @@
 import type { BenchReport, Table } from "../report.ts";
 import { fmt } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
-import { envStepsToReach, type LearnRun, learnRun } from "./tree-learn.ts";
+import { envStepsToReach, type LearnRun, learnRun, stepTable } from "./tree-learn.ts";
 
 /** A Harbor task (data/harbor hello-file, local bubblewrap) learnt by the tiny policy: configs/harbor/learn.toml. */
 const CONFIG = "configs/harbor/learn.toml";
@@ -46,17 +46,7 @@ export async function treeHarborBenchmark(options: BenchOptions): Promise<BenchR
         `(flat ${fr ?? "never"} of ${total(flat)}, tree ${tr ?? "never"} of ${total(tree)}; goal ≤ 0.7) — ` +
         `${ratio !== undefined && ratio <= 0.7 ? "met" : "not met"}`,
     );
-    tables.push({
-      title: `hello-file, seed ${seed}: reward (flat: rollouts; tree: leaves) and env steps per step`,
-      headers: ["step", "flat reward", "flat env steps", "tree reward", "tree env steps"],
-      rows: Array.from({ length: Math.max(flat.steps.length, tree.steps.length) }, (_, i) => [
-        String(i),
-        fmt(flat.steps[i]?.reward ?? Number.NaN),
-        String(flat.steps[i]?.envSteps ?? "–"),
-        fmt(tree.steps[i]?.reward ?? Number.NaN),
-        String(tree.steps[i]?.envSteps ?? "–"),
-      ]),
-    });
+    tables.push(stepTable(`hello-file, seed ${seed}`, flat, tree));
   }
   if (ratios.length > 1) {
     const sorted = [...ratios].sort((a, b) => a - b);

@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { trackChild } from "../proc.ts";
+import type { Table } from "../report.ts";
+import { fmt } from "../stats.ts";
 
 const REPO = resolve(import.meta.dir, "../../../..");
 export const QUICKSTART = "configs/quickstart.toml";
@@ -137,4 +139,22 @@ export function envStepsToReach(run: LearnRun, target: number): number | undefin
     if (s.reward >= target) return total;
   }
   return undefined;
+}
+
+/**
+ * The per-step table of a flat and a tree run side by side: reward (flat: rollouts; tree: leaves), env steps.
+ * @example tables.push(stepTable("quickstart, seed 1", flat, tree));
+ */
+export function stepTable(title: string, flat: LearnRun, tree: LearnRun): Table {
+  return {
+    title: `${title}: reward (flat: rollouts; tree: leaves) and env steps per step`,
+    headers: ["step", "flat reward", "flat env steps", "tree reward", "tree env steps"],
+    rows: Array.from({ length: Math.max(flat.steps.length, tree.steps.length) }, (_, i) => [
+      String(i),
+      fmt(flat.steps[i]?.reward ?? Number.NaN),
+      String(flat.steps[i]?.envSteps ?? "–"),
+      fmt(tree.steps[i]?.reward ?? Number.NaN),
+      String(tree.steps[i]?.envSteps ?? "–"),
+    ]),
+  };
 }
