@@ -10,7 +10,8 @@ import {
   SANDBOX_UID,
   SANDBOX_WORKSPACE,
 } from "./bwrap.ts";
-import { LocalSandbox, type SandboxHost } from "./local-sandbox.ts";
+import type { SandboxHost } from "./local-host.ts";
+import { LocalSandbox } from "./local-sandbox.ts";
 import { chownTree } from "./process.ts";
 import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
