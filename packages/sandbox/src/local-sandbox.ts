@@ -2,14 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  type BwrapSpec,
-  bwrapInvocation,
-  groupFor,
-  passwdFor,
-  SANDBOX_UID,
-  sandboxEnv,
-} from "./bwrap.ts";
+import { type BwrapSpec, bwrapInvocation, groupFor, passwdFor, SANDBOX_UID, sandboxEnv } from "./bwrap.ts";
 import { copyTree, freeze, thaw } from "./fork-copy.ts";
 import type { SandboxHost } from "./local-host.ts";
 import { collectDir, diskUsage, evaluationBinds, layEvaluationFiles, readCollected } from "./local-run.ts";
