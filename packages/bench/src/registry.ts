@@ -12,6 +12,7 @@ import { scaleBenchmark } from "./benchmarks/scale.ts";
 import { scaleStoreBenchmark } from "./benchmarks/scale-store.ts";
 import { storeBenchmark } from "./benchmarks/store.ts";
 import { treeBenchmark } from "./benchmarks/tree.ts";
+import { treeHarborBenchmark } from "./benchmarks/tree-harbor.ts";
 import type { BenchReport } from "./report.ts";
 
 /** Every benchmark by the name `bun run bench <name>` takes. */
@@ -24,6 +25,7 @@ export const BENCHMARKS = {
   quickstart: quickstartBenchmark,
   faults: faultsBenchmark,
   tree: treeBenchmark,
+  "tree-harbor": treeHarborBenchmark,
   audit: auditBenchmark,
   hosts: hostsBenchmark,
   sandbox: sandboxBenchmark,

@@ -84,6 +84,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "quickstart", title: "6. Quickstart" },
   { name: "faults", title: "7. Faults" },
   { name: "tree", title: "8. Tree rollouts" },
+  { name: "tree-harbor", title: "8b. Tree rollouts on a Harbor task" },
   { name: "audit", title: "9. Task audit" },
   { name: "hosts", title: "10. Docker hosts" },
   { name: "scale", title: "12. Internet scale, simulated" },

@@ -30,6 +30,8 @@ export interface LaunchContext {
 export interface PluginNeeds {
   /** Docker images its sandboxes run: preflight checks each is in the local image store (images are never pulled). */
   dockerImages?: string[];
+  /** The TOML key that chooses those images, named when one is missing (default `[env] docker.image`). */
+  dockerImagesKey?: string;
   /** URL of an OpenAI-compatible server it sends requests to: preflight checks it is the one the launcher starts. */
   inferenceUrl?: string;
   /**

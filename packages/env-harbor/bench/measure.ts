@@ -5,33 +5,29 @@
  */
 import { join } from "node:path";
 import { harborConfigSchema } from "../src/config.ts";
-import { DockerHarborRuntime } from "../src/docker-runtime.ts";
-import { LocalHarborRuntime } from "../src/local-runtime.ts";
+import { HarborSandboxes, harborRuntime } from "../src/sandboxes.ts";
 import { HarborSession } from "../src/session.ts";
 import { loadHarborTask } from "../src/task.ts";
 import { OWN_TASKS } from "../src/testing/fixtures.ts";
-import type { HarborRuntime } from "../src/types.ts";
 
 const n = Number(process.argv[process.argv.indexOf("--n") + 1] || 5) || 5;
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const task = await loadHarborTask(join(OWN_TASKS, "hello-file"));
-const config = harborConfigSchema.parse({ dataset: OWN_TASKS, oracle: true });
-const runtimes: Record<string, () => HarborRuntime> = {
-  docker: () =>
-    new DockerHarborRuntime({
-      runName: "/tmp/air-harbor-measure",
-      baseImages: {},
-      allowInternet: false,
-      pidsLimit: 512,
-    }),
-  local: () =>
-    new LocalHarborRuntime({
-      root: "/tmp/air-harbor-measure-local",
-      python: "/usr/bin/python3",
-      maxProcesses: 512,
-      baseImages: {},
-    }),
-};
+const config = harborConfigSchema.parse({ dataset: OWN_TASKS, oracle: true, allow_internet: false });
+const runtimes: Record<string, () => HarborSandboxes> = Object.fromEntries(
+  (["docker", "local"] as const).map((kind) => [
+    kind,
+    () => {
+      const c = { ...config, runtime: kind, docker: { ...config.docker, pids_limit: 512 } };
+      const root = `/tmp/air-harbor-measure-${kind}`;
+      return new HarborSandboxes(
+        harborRuntime(c, { configDir: "/", runName: "/tmp/air-harbor-measure", root }),
+        c,
+        root,
+      );
+    },
+  ]),
+);
 for (const [kind, make] of Object.entries(runtimes)) {
   const runtime = make();
   await runtime.prepare(task);
@@ -43,9 +39,9 @@ for (const [kind, make] of Object.entries(runtimes)) {
       t[k].push(now - at);
       at = now;
     };
-    const session = new HarborSession(await runtime.open(task, { rolloutId: `m-${kind}-${i}` }), task, {
-      config,
-    });
+    const rolloutId = `m-${kind}-${i}`;
+    const box = await runtime.open(task, { rolloutId });
+    const session = new HarborSession(box, task, { config, sandboxes: runtime, rolloutId });
     await session.start();
     lap("open");
     await session.step({ text: "ls", command: "ls" });

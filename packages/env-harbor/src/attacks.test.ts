@@ -4,38 +4,44 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerClient, labelledContainers, runProcess } from "@air/sandbox";
 import { harborConfigSchema } from "./config.ts";
-import { DockerHarborRuntime } from "./docker-runtime.ts";
-import { LocalHarborRuntime } from "./local-runtime.ts";
+import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
 import { HarborSession } from "./session.ts";
 import { loadHarborTask } from "./task.ts";
 import { OWN_TASKS, scratchDataset } from "./testing/fixtures.ts";
-import type { HarborRuntime } from "./types.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "air-harbor-attacks-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const RUNTIMES: Record<string, () => HarborRuntime> = {
-  docker: () =>
-    new DockerHarborRuntime({
-      runName: join(scratch, "docker-run"),
-      baseImages: {},
-      allowInternet: false,
-      pidsLimit: 512,
-    }),
-  local: () =>
-    new LocalHarborRuntime({
-      root: join(scratch, "local"),
-      python: "/usr/bin/python3",
-      maxProcesses: 512,
-      baseImages: {},
-    }),
-};
 const config = harborConfigSchema.parse({ dataset: OWN_TASKS, command_timeout_sec: 240 });
+/** The env's own runtimes (`harborRuntime`: @air/sandbox's DockerRuntime and LocalRuntime) as a run makes them. */
+const runtimeOf = (runtime: "docker" | "local") => () => {
+  const c = harborConfigSchema.parse({
+    dataset: OWN_TASKS,
+    runtime,
+    allow_internet: false,
+    docker: { pids_limit: 512 },
+    local: { max_processes: 512 },
+  });
+  const root = join(scratch, runtime);
+  return new HarborSandboxes(
+    harborRuntime(c, { configDir: "/", runName: join(scratch, "docker-run"), root }),
+    c,
+    root,
+  );
+};
+const RUNTIMES: Record<string, () => HarborSandboxes> = {
+  docker: runtimeOf("docker"),
+  local: runtimeOf("local"),
+};
 
-async function session(runtime: HarborRuntime, taskDir: string, rolloutId: string) {
+async function session(runtime: HarborSandboxes, taskDir: string, rolloutId: string) {
   const task = await loadHarborTask(taskDir);
   await runtime.prepare(task);
-  const s = new HarborSession(await runtime.open(task, { rolloutId }), task, { config });
+  const s = new HarborSession(await runtime.open(task, { rolloutId }), task, {
+    config,
+    sandboxes: runtime,
+    rolloutId,
+  });
   await s.start();
   return s;
 }
@@ -84,7 +90,7 @@ for (const [kind, make] of Object.entries(RUNTIMES)) {
           s,
           "nohup sh -c 'while :; do cat /tests/* /logs/verifier/* 2>/dev/null; ls /tests 2>/dev/null; sleep 0.05; done' > watch.log 2>&1 &",
         );
-        const verified = await s.sandbox.verify();
+        const verified = await s.runVerifier();
         expect(verified.rewardJson).toContain('"valid": 0');
         expect(await run(s, "wc -c < watch.log; grep -c -e answers -e reward -e test.sh watch.log")).toMatch(
           /^0\n0\n/,
@@ -157,7 +163,7 @@ for (const [kind, make] of Object.entries(RUNTIMES)) {
       expect(left.stdout.trim()).toBe("");
       if (kind === "docker") {
         expect(await labelledContainers(dockerClient(), join(scratch, "docker-run"))).toEqual([]);
-        const images = await dockerClient().listImages({ filters: { reference: ["air-harbor-verify"] } });
+        const images = await dockerClient().listImages({ filters: { reference: ["air-image-state"] } });
         expect(images).toEqual([]);
       }
     }, 600_000);

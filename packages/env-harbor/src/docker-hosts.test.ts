@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { dockerClient, labelledContainers } from "@air/sandbox";
+import { type DockerHostsRuntime, dockerClient, labelledContainers } from "@air/sandbox";
 import {
   copyImage,
   type SecondDockerd,
@@ -8,8 +8,7 @@ import {
   startSecondDockerd,
 } from "@air/sandbox/testing/second-dockerd";
 import { harborConfigSchema } from "./config.ts";
-import { DockerHostsHarborRuntime } from "./docker-hosts.ts";
-import { imageFor } from "./image.ts";
+import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
 import { HarborSession } from "./session.ts";
 import { loadHarborTask } from "./task.ts";
 import { OWN_TASKS } from "./testing/fixtures.ts";
@@ -30,25 +29,39 @@ afterAll(async () => {
 describe.skipIf(problem !== undefined)("several docker hosts", () => {
   test("each task's image is built on every host; rollouts spread by free room, wait when all are full, and score on both", async () => {
     const s = second as SecondDockerd;
-    const runtime = new DockerHostsHarborRuntime(
-      [
-        { url: "unix:///var/run/docker.sock", name: "main", sandboxes: 1, tls: undefined },
-        { url: s.url, name: "second", sandboxes: 1, tls: s.tls },
-      ],
-      { runName: RUN, baseImages: {}, allowInternet: false, pidsLimit: 256 },
-    );
-    const config = harborConfigSchema.parse({ dataset: OWN_TASKS, oracle: true });
+    const config = harborConfigSchema.parse({
+      dataset: OWN_TASKS,
+      oracle: true,
+      allow_internet: false,
+      docker: {
+        pids_limit: 256,
+        hosts: [
+          { url: "unix:///var/run/docker.sock", name: "main", sandboxes: 1 },
+          { url: s.url, name: "second", sandboxes: 1, tls: s.tls },
+        ],
+      },
+    });
+    const root = join(RUN, "sandboxes");
+    const hosts = harborRuntime(config, { configDir: "/", runName: RUN, root });
+    const runtime = new HarborSandboxes(hosts, config, root);
+    const load = () =>
+      Object.fromEntries((hosts as DockerHostsRuntime).hosts.map((h) => [h.spec.name, h.busy]));
     const task = await loadHarborTask(join(OWN_TASKS, "hello-file"));
     try {
-      await runtime.prepare(task);
-      const image = imageFor(task, {});
-      for (const docker of [dockerClient(), s.docker])
-        expect((await docker.getImage(image).inspect()).Id).toBeTruthy();
+      const ready = await runtime.prepare(task);
+      expect(ready).toMatch(
+        /^main: image air-harbor\/hello-file:\S+; second: image air-harbor\/hello-file:\S+$/,
+      );
+      for (const [docker, image] of [
+        [dockerClient(), ready.match(/main: image (\S+);/)?.[1]],
+        [s.docker, ready.match(/second: image (\S+)$/)?.[1]],
+      ] as const)
+        expect((await docker.getImage(image as string).inspect()).Id).toBeTruthy();
       const [a, b] = await Promise.all([
         runtime.open(task, { rolloutId: "h-a" }),
         runtime.open(task, { rolloutId: "h-b" }),
       ]);
-      expect(runtime.load()).toEqual({ main: 1, second: 1 });
+      expect(load()).toEqual({ main: 1, second: 1 });
       let third = false;
       const waiting = runtime.open(task, { rolloutId: "h-c" }).then((box) => {
         third = true;
@@ -57,8 +70,8 @@ describe.skipIf(problem !== undefined)("several docker hosts", () => {
       await Bun.sleep(1000);
       expect(third).toBe(false);
       const scores = [];
-      for (const box of [a, b]) {
-        const session = new HarborSession(box as NonNullable<typeof a>, task, { config });
+      for (const [i, box] of [a, b].entries()) {
+        const session = new HarborSession(box, task, { config, sandboxes: runtime, rolloutId: `h-${i}` });
         await session.start();
         scores.push((await session.step({ text: "submit", command: "submit" })).scores);
         await session.close();
@@ -66,7 +79,7 @@ describe.skipIf(problem !== undefined)("several docker hosts", () => {
       expect(scores).toEqual([{ reward: 1 }, { reward: 1 }]);
       const c = await waiting;
       expect(third).toBe(true);
-      await c.close();
+      await runtime.release(c);
     } finally {
       await runtime.close();
     }

@@ -140,6 +140,23 @@ describe("bad input at rl check time", () => {
       await d.remove();
     }
   }, 600_000);
+
+  test("rl check on a task whose base image is missing names [env] base_images, never docker.image", async () => {
+    const d = await scratchDataset(["hello-file"], {
+      "hello-file/environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+    });
+    try {
+      const check = await cli("rl", ["check", config("no-base", `dataset = "${d.dir}"`)]);
+      expect(check.code).toBe(2);
+      expect(check.out).toMatch(/fail\s+image python:3\.12-slim present: .*set \[env\] base_images/);
+      expect(check.out).toMatch(
+        /fail\s+harbor task hello-file: .*environment\/Dockerfile: base image python:3\.12-slim is not in the engine's image store.*\[env\] base_images/,
+      );
+      expect(check.out).not.toContain("docker.image");
+    } finally {
+      await d.remove();
+    }
+  }, 300_000);
 });
 
 describe("local (bubblewrap)", () => {
@@ -205,4 +222,41 @@ describe("teardown", () => {
     }
     expect(await until((n) => n === 0, "the reaper to remove the containers")).toBe(0);
   }, 300_000);
+});
+
+describe("tree rollouts ([orchestrator.tree]) fork Harbor sessions", () => {
+  for (const runtime of ["docker", "local"] as const) {
+    test(`${runtime}: two siblings forked after turn 1 each see the parent's file and only their own`, async () => {
+      // reward 1 only when the WORKDIR holds the parent's root.txt and exactly one sibling file
+      const d = await scratchDataset(["hello-file"], {
+        "hello-file/tests/test.sh":
+          "#!/bin/bash\nn=$(ls /app | grep -c '^sib-')\nif [ \"$n\" = 1 ] && [ -f /app/root.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+      });
+      try {
+        const file = config(
+          `tree-${runtime}`,
+          `dataset = "${d.dir}"\nruntime = "${runtime}"`,
+          `commands = ["echo root > root.txt", "touch sib-$(cat /proc/sys/kernel/random/uuid).txt; ls"]\nafter = "submit"`,
+        );
+        const tree = "[orchestrator.tree]\nroots = 1\nbranching_factor = 2\nbranch_turns = [1]\n";
+        writeFileSync(file, readFileSync(file, "utf8").replace("[env]", `${tree}[env]`));
+        const run = await cli("rl", [
+          file,
+          "--orchestrator.batch_size",
+          "2",
+          "--orchestrator.rollouts_per_example",
+          "2",
+        ]);
+        expect(run.code).toBe(0);
+        expect(run.out).toMatch(/3 ok \/ 0 failed \(2 leaves\)/);
+        expect(run.out).toMatch(/reward 1\.000/);
+        if (runtime === "docker")
+          expect(await labelledContainers(dockerClient(), join(dir, "outputs", `tree-${runtime}`))).toEqual(
+            [],
+          );
+      } finally {
+        await d.remove();
+      }
+    }, 600_000);
+  }
 });

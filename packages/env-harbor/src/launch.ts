@@ -1,13 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CheckResult, LaunchHooks } from "@air/core";
-import { dockerReachable } from "@air/sandbox";
+import { baseImagesOf as dockerfileBases, dockerReachable } from "@air/sandbox";
 import TOML from "@iarna/toml";
 import type { HarborConfig } from "./config.ts";
-import { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
-import { DockerHarborRuntime } from "./docker-runtime.ts";
-import { localPlan } from "./local-plan.ts";
-import { HarborTaskError } from "./task.ts";
+import { HarborSandboxes, harborHostSpecs, harborRuntime } from "./sandboxes.ts";
 import { loadHarborTaskSet } from "./task-set.ts";
 
 /**
@@ -38,32 +36,21 @@ export async function harborPreflight(
   const hosts = config.docker.hosts.length > 0;
   if (config.runtime === "docker" && !hosts && !(await dockerReachable(undefined, 5000)))
     return [...out, { name: "harbor docker", status: "fail", message: "no docker engine answers" }];
-  const options = {
-    runName: ctx.runDir,
-    baseImages: config.base_images,
-    allowInternet: false,
-    pidsLimit: 16,
-  };
-  const runtime =
-    config.runtime !== "docker"
-      ? undefined
-      : hosts
-        ? new DockerHostsHarborRuntime(harborHostSpecs(config, ctx.configDir), options)
-        : new DockerHarborRuntime(options);
-  for (const task of set.tasks.values()) {
-    const name = `harbor task ${task.name}`;
-    try {
-      if (runtime) {
-        await runtime.prepare(task);
-        out.push({ name, status: "ok", message: `image ${(await runtime.plan(task)).image}` });
-      } else {
-        const plan = await localPlan(task, config.base_images);
-        if (!plan.ok) throw new HarborTaskError(task.dir, "environment/Dockerfile", plan.reason);
-        out.push({ name, status: "ok", message: `runs locally in ${plan.workdir}` });
+  const root = mkdtempSync(join(tmpdir(), "air-harbor-check-"));
+  const runtime = harborRuntime(config, { configDir: ctx.configDir, runName: ctx.runDir, root });
+  const boxes = new HarborSandboxes(runtime, config, root);
+  try {
+    for (const task of set.tasks.values()) {
+      const name = `harbor task ${task.name}`;
+      try {
+        out.push({ name, status: "ok", message: await boxes.prepare(task) });
+      } catch (error) {
+        out.push({ name, status: bad, message: (error as Error).message });
       }
-    } catch (error) {
-      out.push({ name, status: bad, message: (error as Error).message });
     }
+  } finally {
+    await boxes.close();
+    rmSync(root, { recursive: true, force: true });
   }
   return out;
 }
@@ -92,14 +79,7 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
   for (const name of names) {
     const dockerfile = join(root, name, "environment", "Dockerfile");
     if (existsSync(dockerfile)) {
-      const stages = new Set<string>();
-      for (const m of readFileSync(dockerfile, "utf8").matchAll(
-        /^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?/gim,
-      )) {
-        const image = m[1] as string;
-        if (!stages.has(image.toLowerCase()) && !image.includes("$")) images.add(mapped(image));
-        if (m[2]) stages.add(m[2].toLowerCase());
-      }
+      for (const image of dockerfileBases(readFileSync(dockerfile, "utf8"))) images.add(mapped(image));
       continue;
     }
     try {
@@ -112,7 +92,7 @@ export function baseImagesOf(config: HarborConfig, configDir: string): string[] 
       // the preflight reports the folder
     }
   }
-  return [...images].filter((i) => i !== "scratch").sort();
+  return [...images].sort();
 }
 
 /**
@@ -160,7 +140,8 @@ export const harborLaunch: LaunchHooks<HarborConfig> = {
   tasks: harborTasks,
   needs: (config, ctx) => {
     if (config.runtime !== "docker") return {};
-    if (config.docker.hosts.length === 0) return { dockerImages: baseImagesOf(config, ctx.configDir) };
+    if (config.docker.hosts.length === 0)
+      return { dockerImages: baseImagesOf(config, ctx.configDir), dockerImagesKey: "[env] base_images" };
     // with hosts, the preflight builds every image on every host (from base images that must be there)
     return {
       dockerHosts: harborHostSpecs(config, ctx.configDir).map(({ url, tls }) =>

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { harborConfigSchema } from "./config.ts";
-import { imageFor, mapBaseImages } from "./image.ts";
 import { baseImagesOf, harborLaunch } from "./launch.ts";
 import { localPlan } from "./local-plan.ts";
 import { loadHarborTask } from "./task.ts";
@@ -47,28 +46,6 @@ describe("which tasks run locally", () => {
     } finally {
       await d.remove();
     }
-  });
-});
-
-describe("base images", () => {
-  test("FROM lines named in the mapping are replaced, stage names and others kept", () => {
-    const text =
-      "FROM python:3.12-slim AS base\nRUN pip install x\nFROM --platform=linux/amd64 ubuntu:24.04\nFROM base\n";
-    expect(
-      mapBaseImages(text, {
-        "python:3.12-slim": "air-mlgym-test:latest",
-        "ubuntu:24.04": "air-mlgym-test:latest",
-      }),
-    ).toBe(
-      "FROM air-mlgym-test:latest AS base\nRUN pip install x\nFROM --platform=linux/amd64 air-mlgym-test:latest\nFROM base\n",
-    );
-  });
-  test("the image tag follows environment/ and the mapping", async () => {
-    const task = await loadHarborTask(join(OWN_TASKS, "hello-file"));
-    const plain = imageFor(task, {});
-    expect(plain).toMatch(/^air-harbor\/hello-file:[0-9a-f]{12}$/);
-    expect(imageFor(task, {})).toBe(plain);
-    expect(imageFor(task, { "python:3.12-slim": "x" })).not.toBe(plain);
   });
 });
 

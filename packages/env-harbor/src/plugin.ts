@@ -2,42 +2,11 @@ import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
 import { dockerReachable } from "@air/sandbox";
 import { type HarborConfig, harborConfigSchema } from "./config.ts";
-import { DockerHostsHarborRuntime, harborHostSpecs } from "./docker-hosts.ts";
-import { DockerHarborRuntime } from "./docker-runtime.ts";
 import { harborLaunch } from "./launch.ts";
-import { LocalHarborRuntime } from "./local-runtime.ts";
+import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
 import { HarborSession } from "./session.ts";
 import type { HarborTask } from "./task.ts";
 import { loadHarborTaskSet } from "./task-set.ts";
-import type { HarborRuntime } from "./types.ts";
-
-function makeRuntime(config: HarborConfig, ctx: PluginContext): HarborRuntime {
-  const onState = (state: { id: string; rolloutId?: string; state: string }) =>
-    ctx.emit("sandbox:state", state);
-  if (config.runtime === "local")
-    return new LocalHarborRuntime({
-      root: resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "harbor-sandboxes")),
-      python: config.local.python,
-      maxProcesses: config.local.max_processes,
-      baseImages: config.base_images,
-    });
-  const options = {
-    runName: ctx.runDir,
-    baseImages: config.base_images,
-    allowInternet: config.allow_internet,
-    pidsLimit: config.docker.pids_limit,
-    onState,
-  };
-  if (config.docker.hosts.length > 0)
-    return new DockerHostsHarborRuntime(harborHostSpecs(config, ctx.configDir), options);
-  return new DockerHarborRuntime({
-    runName: ctx.runDir,
-    baseImages: config.base_images,
-    allowInternet: config.allow_internet,
-    pidsLimit: config.docker.pids_limit,
-    onState,
-  });
-}
 
 /**
  * Builds the harbor environment: reads every task folder of the dataset (a bad one stops it, naming folder and
@@ -69,7 +38,14 @@ export async function createHarborEnvironment(
       'no docker engine answers (start one with `bash scripts/ensure-docker`, or set env.runtime = "local")',
       { plugin: "harbor", hook: "create" },
     );
-  const runtime = makeRuntime(config, ctx);
+  const root = resolve(ctx.configDir, config.local.root ?? join(ctx.runDir, "harbor-sandboxes"));
+  const onState = (state: { id: string; rolloutId?: string; state: string }) =>
+    ctx.emit("sandbox:state", state);
+  const runtime = new HarborSandboxes(
+    harborRuntime(config, { configDir: ctx.configDir, runName: ctx.runDir, root, onState }),
+    config,
+    root,
+  );
   const tasks = new Map<string, HarborTask>();
   for (const [name, task] of set.tasks) {
     try {
@@ -103,12 +79,13 @@ export async function createHarborEnvironment(
     );
   return {
     examples: async (split) => examplesOf(names(split)),
+    canFork: true,
     async open(example, info) {
       const name = String(example.data?.taskName ?? example.task);
       const task = tasks.get(name);
       if (!task) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "harbor", hook: "open" });
       const sandbox = await runtime.open(task, { rolloutId: info.rolloutId, signal: info.signal });
-      return new HarborSession(sandbox, task, { config });
+      return new HarborSession(sandbox, task, { config, sandboxes: runtime, rolloutId: info.rolloutId });
     },
     close: () => runtime.close(),
   };

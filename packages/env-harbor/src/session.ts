@@ -1,8 +1,11 @@
+import { join } from "node:path";
 import { commandStep, type EnvSession, type Generation, type Message, type StepResult } from "@air/core";
+import { type Sandbox, shellQuote } from "@air/sandbox";
 import type { HarborConfig } from "./config.ts";
+import { resolveEnvVars } from "./env-vars.ts";
 import { readRewardFiles } from "./reward.ts";
-import type { HarborTask } from "./task.ts";
-import type { HarborSandbox } from "./types.ts";
+import type { HarborSandboxes } from "./sandboxes.ts";
+import { HARBOR_PATHS, type HarborTask } from "./task.ts";
 
 /** The reply that ends the episode and runs the verifier. */
 export const SUBMIT = "submit";
@@ -31,8 +34,27 @@ export function harborSystemPrompt(task: HarborTask, workdir: string): string {
     .join("\n");
 }
 
+/** What the verifier sandbox left: the reward files' text and test.sh's output, or why it stopped. */
+export interface VerifierRun {
+  /** `/logs/verifier/reward.txt` and `reward.json` as test.sh wrote them (absent when it wrote none). */
+  rewardText?: string;
+  rewardJson?: string;
+  /** The tail of test.sh's stdout and stderr (`/logs/verifier/test-stdout.txt`). */
+  output: string;
+  exitCode: number;
+  /** test.sh ran past `[verifier] timeout_sec` and was stopped with its sandbox. */
+  timedOut: boolean;
+  ms: number;
+}
+
+/** test.sh as Harbor runs it (executable, else through bash), its output to `test-stdout.txt`. */
+const TEST_COMMAND = `t=${HARBOR_PATHS.tests}/test.sh; { if [ -x "$t" ]; then "$t"; else bash "$t"; fi; } > ${HARBOR_PATHS.testStdout} 2>&1`;
+
 export interface HarborSessionOptions {
   config: HarborConfig;
+  /** The runtime the sandbox came from: it releases it, and forks it (tree rollouts). */
+  sandboxes: HarborSandboxes;
+  rolloutId: string;
   /** Called once with the episode's verifier outcome (for logs). */
   onVerified?: (info: Record<string, unknown>) => void;
 }
@@ -45,9 +67,12 @@ export interface HarborSessionOptions {
 export class HarborSession implements EnvSession {
   private done = false;
   private usedMs = 0;
+  private forks = 0;
+  /** The agent's shell's directory after its last command (a fork starts there). */
+  private cwd: string | undefined;
 
   constructor(
-    readonly sandbox: HarborSandbox,
+    readonly sandbox: Sandbox,
     readonly task: HarborTask,
     private readonly options: HarborSessionOptions,
   ) {}
@@ -61,11 +86,11 @@ export class HarborSession implements EnvSession {
     if (this.options.config.oracle) {
       const started = Date.now();
       const timeoutMs = Math.min(this.budgetMs, this.options.config.command_timeout_sec * 1000);
-      await this.sandbox.runSolution(timeoutMs);
+      await this.runSolution(timeoutMs);
       this.usedMs += Date.now() - started;
     }
     return [
-      { role: "system", content: harborSystemPrompt(this.task, this.sandbox.workdir) },
+      { role: "system", content: harborSystemPrompt(this.task, this.sandbox.workspace) },
       { role: "user", content: this.task.instruction },
     ];
   }
@@ -88,6 +113,7 @@ export class HarborSession implements EnvSession {
     const started = Date.now();
     const result = await this.sandbox.exec(action.command ?? "", timeoutMs);
     this.usedMs += Date.now() - started;
+    this.cwd = result.cwd || this.cwd;
     const max = this.options.config.max_observation_chars;
     let observation = truncate(result.output, max);
     if (result.timedOut)
@@ -108,9 +134,52 @@ export class HarborSession implements EnvSession {
     return commandStep(observation, result);
   }
 
+  /** Harbor's oracle agent: solution/ seen at /solution while `bash /solution/solve.sh` runs as the agent. */
+  private async runSolution(timeoutMs: number): Promise<void> {
+    if (!this.task.solution) return;
+    if (!this.sandbox.run)
+      throw new Error(`the ${this.options.sandboxes.kind} sandbox cannot run the oracle`);
+    await this.sandbox.run({
+      command: `bash ${HARBOR_PATHS.solution}/solve.sh`,
+      timeoutMs,
+      folders: [{ src: join(this.task.dir, "solution"), dest: HARBOR_PATHS.solution }],
+      env: resolveEnvVars(this.task.config.solution.env),
+    });
+  }
+
+  /**
+   * Runs tests/test.sh as the verifier: the sandbox's evaluation over a copy of its state now (docker: a new
+   * container of the committed filesystem; local: a bwrap over a copy of the WORKDIR), tests/ at /tests, an
+   * empty /logs/verifier, `[verifier] user` and `env`, stopped after `[verifier] timeout_sec`.
+   */
+  async runVerifier(): Promise<VerifierRun> {
+    const started = Date.now();
+    const v = this.task.config.verifier;
+    const out = await this.sandbox.evaluate({
+      command: TEST_COMMAND,
+      timeoutMs: v.timeout_sec * 1000,
+      folders: [{ src: join(this.task.dir, "tests"), dest: HARBOR_PATHS.tests }],
+      user: v.user === undefined ? undefined : String(v.user),
+      env: resolveEnvVars(v.env),
+      collect: { dir: HARBOR_PATHS.verifierLogs, files: ["reward.txt", "reward.json", "test-stdout.txt"] },
+    });
+    const ms = Date.now() - started;
+    if (out.timedOut) return { output: "", exitCode: 137, timedOut: true, ms };
+    const c = out.collected ?? {};
+    const output = (c["test-stdout.txt"] ?? out.stderr).slice(-20_000);
+    return {
+      rewardText: c["reward.txt"],
+      rewardJson: c["reward.json"],
+      output,
+      exitCode: out.exitCode,
+      timedOut: false,
+      ms,
+    };
+  }
+
   private async storageExceeded(): Promise<string | undefined> {
     if (!this.options.config.docker.storage_check) return undefined;
-    const bytes = await this.sandbox.writtenBytes();
+    const bytes = await this.sandbox.writtenBytes?.();
     const limit = this.task.config.environment.storage_mb;
     if (bytes === undefined || bytes <= limit * 1024 * 1024) return undefined;
     return `storage: the sandbox holds ${Math.round(bytes / 1048576)} MB written, over [environment] storage_mb = ${limit}`;
@@ -120,7 +189,7 @@ export class HarborSession implements EnvSession {
   private async verify(kind: "submit" | "auto_submit", why?: string): Promise<StepResult> {
     this.done = true;
     const metric = this.options.config.metric;
-    const run = await this.sandbox.verify();
+    const run = await this.runVerifier();
     const reading = run.timedOut
       ? {
           ok: false as const,
@@ -157,7 +226,25 @@ export class HarborSession implements EnvSession {
     return this.verify("auto_submit", "no turns left");
   }
 
+  /**
+   * A sibling session in this one's state now (tree rollouts): a new sandbox of this one's (docker: the committed
+   * container; local: a copy of the WORKDIR), the agent's time used so far carried over; what either does
+   * afterwards is not seen by the other.
+   * @example const sibling = await session.fork(); await sibling.step({ text: "ls", command: "ls" });
+   */
+  async fork(): Promise<EnvSession> {
+    const { sandboxes, rolloutId } = this.options;
+    const id = `${rolloutId}-fork${++this.forks}`;
+    const sandbox = await sandboxes.fork(this.task, this.sandbox, id);
+    const sibling = new HarborSession(sandbox, this.task, { ...this.options, rolloutId: id });
+    if (this.cwd && this.cwd !== sandbox.workspace)
+      sibling.cwd = (await sandbox.exec(`cd ${shellQuote(this.cwd)}`, 30_000)).cwd;
+    sibling.usedMs = this.usedMs;
+    sibling.done = this.done;
+    return sibling;
+  }
+
   async close(): Promise<void> {
-    await this.sandbox.close();
+    await this.options.sandboxes.release(this.sandbox);
   }
 }

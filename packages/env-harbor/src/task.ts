@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
-import { lstat, readdir, readFile, readlink, stat } from "node:fs/promises";
-import { basename, join, relative } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
 import TOML from "@iarna/toml";
 import { type HarborTaskConfig, harborTaskConfigSchema } from "./task-config.ts";
 
@@ -38,8 +37,6 @@ export interface HarborTask {
   config: HarborTaskConfig;
   /** `environment/Dockerfile` when there is one (else `config.environment.docker_image` is the image). */
   dockerfile?: string;
-  /** sha256 of `environment/` (paths, modes, contents, link targets): the build cache key. */
-  environmentHash: string;
   /** `solution/solve.sh` when there is one (the oracle; never shown to the agent). */
   solution?: string;
 }
@@ -49,33 +46,6 @@ async function isFile(path: string): Promise<boolean> {
     (s) => s.isFile(),
     () => false,
   );
-}
-
-/**
- * sha256 over every entry of `dir` in sorted order: relative path, type, mode and contents (a link's target,
- * not followed). Two folders with the same hash build the same image.
- * @example await hashDir("data/harbor/hello/environment") // "3f2a…"
- */
-export async function hashDir(dir: string): Promise<string> {
-  const hash = createHash("sha256");
-  const walk = async (at: string): Promise<void> => {
-    const entries = (await readdir(at)).sort();
-    for (const name of entries) {
-      const path = join(at, name);
-      const info = await lstat(path);
-      const rel = relative(dir, path);
-      if (info.isSymbolicLink()) hash.update(`L ${rel} ${await readlink(path)}\n`);
-      else if (info.isDirectory()) {
-        hash.update(`D ${rel} ${(info.mode & 0o777).toString(8)}\n`);
-        await walk(path);
-      } else if (info.isFile()) {
-        hash.update(`F ${rel} ${(info.mode & 0o777).toString(8)} ${info.size}\n`);
-        hash.update(await readFile(path));
-      }
-    }
-  };
-  await walk(dir);
-  return hash.digest("hex");
 }
 
 function describeIssues(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): string {
@@ -129,7 +99,6 @@ export async function loadHarborTask(dir: string): Promise<HarborTask> {
     instruction,
     config,
     dockerfile: hasDockerfile ? dockerfile : undefined,
-    environmentHash: hasDockerfile ? await hashDir(envDir) : `image:${config.environment.docker_image}`,
     solution: (await isFile(solution)) ? solution : undefined,
   };
 }

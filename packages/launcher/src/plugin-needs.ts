@@ -25,6 +25,7 @@ export function pluginNeeds(config: RunConfig): Required<Pick<PluginNeeds, "dock
     const needs = p.definition.launch?.needs?.(p.config, ctx);
     if (!needs) continue;
     merged.dockerImages.push(...(needs.dockerImages ?? []).filter((i) => !merged.dockerImages.includes(i)));
+    merged.dockerImagesKey ??= needs.dockerImagesKey;
     merged.inferenceUrl ??= needs.inferenceUrl;
     merged.weightUpdate ??= needs.weightUpdate;
     merged.trainerFiles ??= needs.trainerFiles;

@@ -171,7 +171,11 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
   const { launcher } = config.root;
-  const images = launcher.docker_image ? [launcher.docker_image] : pluginNeeds(config).dockerImages;
+  const needs = pluginNeeds(config);
+  const images = launcher.docker_image ? [launcher.docker_image] : needs.dockerImages;
+  const key = launcher.docker_image
+    ? "[launcher] docker_image"
+    : (needs.dockerImagesKey ?? "[env] docker.image");
   if (images.length === 0) return [];
   const docker = dockerClient();
   if (!(await dockerReachable(docker)))
@@ -188,7 +192,7 @@ async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
         ? ok(`image ${image} present`, image)
         : fail(
             `image ${image} present`,
-            `${image} is not in the local image store (images are never pulled); build it, or set [env] docker.image ` +
+            `${image} is not in the local image store (images are never pulled); build it, or set ${key} ` +
               "to a local one (`bun run images:build` makes air-mlgym-test:latest)",
           ),
     );

@@ -16,8 +16,10 @@ const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/lib
 
 /** One bwrap invocation: who runs, what is mounted where, and the command. */
 export interface BwrapSpec {
-  /** Host directory mounted read-write at {@link SANDBOX_WORKSPACE}. */
+  /** Host directory mounted read-write at {@link SANDBOX_WORKSPACE} (or `workspacePath`). */
   workspace: string;
+  /** Where the workspace is mounted (a task's WORKDIR); default {@link SANDBOX_WORKSPACE}. */
+  workspacePath?: string;
   /**
    * Task files mounted read-only at a workspace-relative `path` from `src` (the task bundle): shared by every
    * sandbox and evaluation of the task, never copied, and nobody inside can change or replace them.
@@ -106,14 +108,18 @@ function bwrapParts(spec: BwrapSpec): { options: string[]; command: string[] } {
   args.push("--perms", "1777", "--tmpfs", "/tmp", "--dir", "/var", "--symlink", "/tmp", "/var/tmp");
   args.push("--dir", SANDBOX_BIN, "--symlink", spec.python, `${SANDBOX_BIN}/python`);
   args.push("--symlink", spec.python, `${SANDBOX_BIN}/python3`);
-  args.push("--dir", SANDBOX_HOME, "--bind", spec.workspace, SANDBOX_WORKSPACE);
-  for (const s of spec.shared ?? []) args.push("--ro-bind", s.src, `${SANDBOX_WORKSPACE}/${s.path}`);
+  const ws = spec.workspacePath ?? SANDBOX_WORKSPACE;
+  const parent = ws.slice(0, ws.lastIndexOf("/"));
+  // a WORKDIR elsewhere: its parents are made readable (bwrap would make them 0700, root's)
+  if (ws !== SANDBOX_WORKSPACE && parent) args.push("--dir", parent);
+  args.push("--dir", SANDBOX_HOME, "--bind", spec.workspace, ws);
+  for (const s of spec.shared ?? []) args.push("--ro-bind", s.src, `${ws}/${s.path}`);
   for (const b of spec.binds ?? []) {
     const parent = b.dest.slice(0, b.dest.lastIndexOf("/"));
     if (parent) args.push("--dir", parent);
     args.push(b.readOnly ? "--ro-bind" : "--bind", b.src, b.dest);
   }
-  args.push("--chdir", spec.cwd ?? SANDBOX_WORKSPACE);
+  args.push("--chdir", spec.cwd ?? ws);
   const command: string[] = [];
   const limits = ["prlimit", `--nproc=${spec.maxProcesses}`, `--data=${spec.memoryMb * 1024 * 1024}`, "--"];
   if (spec.identity.kind === "setpriv") {

@@ -4,14 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bwrapProblem } from "./bwrap.ts";
 import { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
-import { dockerClient, dockerReachable } from "./docker-client.ts";
 import { DockerHostsRuntime } from "./docker-hosts.ts";
 import { LocalRuntime } from "./local.ts";
 import { labelledContainers } from "./teardown.ts";
 import { contractSuite } from "./testing/contract.ts";
+import { testDockerImage } from "./testing/docker-image.ts";
 
 /** The one contract, against every runtime that isolates: bubblewrap, one Docker engine, Docker hosts. */
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
 const roots: string[] = [];
 afterAll(() => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
@@ -20,18 +19,7 @@ afterAll(() => {
 const bwrap = await bwrapProblem(
   process.getuid?.() === 0 ? { kind: "setpriv", uid: 65_000 } : { kind: "userns" },
 );
-const docker = dockerClient();
-const dockerUp = await dockerReachable(docker);
-const image =
-  dockerUp &&
-  (await docker
-    .getImage(IMAGE)
-    .inspect()
-    .then(
-      () => true,
-      () => false,
-    ));
-const noDocker = !dockerUp ? "no docker engine answers" : !image ? `image ${IMAGE} missing` : undefined;
+const { docker, image: IMAGE, skip: noDocker } = await testDockerImage();
 
 /** Directories of sandboxes (and evaluation copies) under `root` after close. */
 function localLeftovers(root: string): string[] {

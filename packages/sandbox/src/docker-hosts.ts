@@ -3,6 +3,7 @@ import { DockerRuntime } from "./docker.ts";
 import { dockerClientFor, pingDocker } from "./docker-client.ts";
 import type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
 import { HostedSandbox, hostLevel, raceDrain } from "./hosted-sandbox.ts";
+import { ImageBuildError } from "./image-build.ts";
 import { removeContainersByLabel } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
@@ -94,6 +95,49 @@ export class DockerHostsRuntime implements Runtime {
         // a daemon shutting down still answers pings but refuses containers: drain on the error itself too
         if (drained.aborted || hostLevel(error) || !(await this.answers(host))) this.drain(host, error);
       }
+    }
+  }
+
+  /** Makes the task ready on every host that is up (its image built there); a failure names the host. */
+  async prepareTask(files: TaskFiles): Promise<string> {
+    const lines = await Promise.all(
+      this.hosts
+        .filter((h) => h.up)
+        .map((h) =>
+          h.runtime.prepareTask(files).then(
+            (line) => `${h.spec.name}: ${line}`,
+            (error: Error) => {
+              throw error instanceof ImageBuildError
+                ? new ImageBuildError(
+                    error.kind,
+                    `on docker host ${h.spec.name}: ${error.message}`,
+                    error.images,
+                  )
+                : new Error(`docker host ${h.spec.name}: ${error.message}`);
+            },
+          ),
+        ),
+    );
+    return lines.join("; ");
+  }
+
+  /** A copy of live `from` on `from`'s own host (it counts against that host's room). */
+  async fork(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    if (!(from instanceof HostedSandbox)) throw new Error("not a sandbox of this runtime");
+    const host = from.host;
+    host.busy++;
+    host.placed++;
+    const drained = host.drained.signal;
+    try {
+      return new HostedSandbox(
+        await raceDrain(host.runtime.fork(from.inner, files, options), drained, host),
+        host,
+        drained,
+      );
+    } catch (error) {
+      if (!drained.aborted) host.busy--;
+      this.wake();
+      throw error;
     }
   }
 

@@ -1,13 +1,17 @@
 import type Docker from "dockerode";
 import { dockerClient } from "./docker-client.ts";
 import { DockerSandbox } from "./docker-sandbox.ts";
+import { sandboxHostConfig } from "./image-container.ts";
+import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
+import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
 import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
 
 /** Settings of the docker runtime; defaults mirror MLGym's `aigym/mlgym-agent:latest`. */
 export interface DockerRuntimeOptions {
-  image: string;
+  /** The image of tasks that bring none (`TaskFiles.environment`); without it every task must bring its own. */
+  image?: string;
   user: string;
   workspace: string;
   /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
@@ -45,12 +49,22 @@ export class DockerRuntime implements Runtime {
   private created = 0;
   private closed = false;
 
+  /** Sandboxes of tasks with their own image (`TaskFiles.environment`: Harbor's shape). */
+  private readonly images: ImageSandboxes;
+
   constructor(private readonly options: DockerRuntimeOptions) {
     this.docker = options.docker ?? dockerClient();
+    this.images = new ImageSandboxes(this.docker, options);
+  }
+
+  /** A task with its own image: built (or found) on this engine; else nothing to do. */
+  async prepareTask(files: TaskFiles): Promise<string> {
+    return isImageTask(files) ? this.images.prepare(files) : `image ${this.options.image}`;
   }
 
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("docker runtime is closed");
+    if (isImageTask(files)) return this.announce(await this.images.acquire(files, options), options);
     let sandbox: DockerSandbox | undefined;
     while (!sandbox && this.idle.length > 0) {
       // Prefer a container that staged this task's workspace when it was parked.
@@ -72,7 +86,32 @@ export class DockerRuntime implements Runtime {
     return sandbox;
   }
 
+  /**
+   * A copy of live `from` (tree rollouts): a task with its own image forks as a commit of the container and a
+   * new container of it (the whole filesystem); a workspace task as a new sandbox of `from`'s snapshot.
+   */
+  async fork(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
+    if (this.closed) throw new Error("docker runtime is closed");
+    if (from instanceof ImageSandbox) return this.announce(await this.images.fork(from, options), options);
+    return this.acquire(files, { ...options, snapshot: await from.snapshot() });
+  }
+
+  private announce(sandbox: Sandbox, options: AcquireOptions): Sandbox {
+    this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "busy" });
+    return sandbox;
+  }
+
+  /** Sandboxes in use now (tasks with their own image included). */
+  get openCount(): number {
+    return this.busy.size + this.images.openCount;
+  }
+
   async release(sandbox: Sandbox, discard = false): Promise<void> {
+    if (sandbox instanceof ImageSandbox) {
+      await this.images.release(sandbox);
+      this.options.onState?.({ id: sandbox.id, state: "removed" });
+      return;
+    }
     const box = sandbox as DockerSandbox;
     this.busy.delete(box);
     if (!discard && !this.closed && this.idle.length < this.options.poolSize && (await box.alive())) {
@@ -97,7 +136,7 @@ export class DockerRuntime implements Runtime {
     this.closed = true;
     const all = [...this.idle.splice(0), ...this.busy];
     this.busy.clear();
-    await Promise.all(all.map((s) => this.destroy(s)));
+    await Promise.all([...all.map((s) => this.destroy(s)), this.images.close()]);
   }
 
   /**
@@ -134,6 +173,10 @@ export class DockerRuntime implements Runtime {
 
   private async create(rolloutId: string): Promise<DockerSandbox> {
     const o = this.options;
+    if (!o.image)
+      throw new Error(
+        "this docker runtime has no image: each task must bring its own (TaskFiles.environment)",
+      );
     const container = await this.docker.createContainer({
       Image: o.image,
       Entrypoint: [],
@@ -142,12 +185,7 @@ export class DockerRuntime implements Runtime {
       WorkingDir: "/",
       Labels: containerLabels(o.runName, rolloutId),
       HostConfig: {
-        NetworkMode: o.network,
-        Memory: o.memoryMb * 1024 * 1024,
-        NanoCpus: Math.round(o.cpus * 1e9),
-        PidsLimit: o.pidsLimit,
-        Init: true,
-        SecurityOpt: ["no-new-privileges"],
+        ...sandboxHostConfig(o),
         DeviceRequests:
           o.gpuIds.length > 0
             ? [{ Driver: "nvidia", DeviceIDs: o.gpuIds, Capabilities: [["gpu"]] }]

@@ -1,5 +1,5 @@
 import type { HostState } from "./docker-hosts-types.ts";
-import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox } from "./types.ts";
+import type { EvaluationOutput, EvaluationRequest, ExecResult, RunRequest, Sandbox } from "./types.ts";
 
 /** A sandbox on one host: its calls fail as soon as the host is drained. */
 export class HostedSandbox implements Sandbox {
@@ -21,6 +21,17 @@ export class HostedSandbox implements Sandbox {
 
   evaluate(request: EvaluationRequest): Promise<EvaluationOutput> {
     return raceDrain(this.inner.evaluate(request), this.drained, this.host);
+  }
+
+  run(request: RunRequest): Promise<ExecResult> {
+    if (!this.inner.run) return Promise.reject(new Error("this sandbox cannot run with folders"));
+    return raceDrain(this.inner.run(request), this.drained, this.host);
+  }
+
+  async writtenBytes(): Promise<number | undefined> {
+    return this.inner.writtenBytes
+      ? raceDrain(this.inner.writtenBytes(), this.drained, this.host)
+      : undefined;
   }
 
   snapshot(): Promise<Uint8Array> {

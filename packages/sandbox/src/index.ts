@@ -29,6 +29,15 @@ export {
 export { DockerHostsRuntime } from "./docker-hosts.ts";
 export type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
 export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
+export {
+  baseImagesOf,
+  ensureImage,
+  hashDir,
+  type ImageBuild,
+  ImageBuildError,
+  imageTag,
+  mapBaseImages,
+} from "./image-build.ts";
 export { LocalRuntime, type LocalRuntimeOptions } from "./local.ts";
 export { UnsandboxedRuntime, type UnsandboxedRuntimeOptions } from "./local-none.ts";
 export {
@@ -61,7 +70,11 @@ export type {
   EvaluationOutput,
   EvaluationRequest,
   ExecResult,
+  MountedFolder,
+  RunRequest,
   Runtime,
   Sandbox,
+  TaskEnvironment,
   TaskFiles,
+  TaskImageBuild,
 } from "./types.ts";

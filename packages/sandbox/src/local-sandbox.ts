@@ -2,58 +2,32 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  type BwrapSpec,
-  bwrapInvocation,
-  groupFor,
-  passwdFor,
-  SANDBOX_UID,
-  SANDBOX_WORKSPACE,
-  sandboxEnv,
-} from "./bwrap.ts";
+import { type BwrapSpec, bwrapInvocation, groupFor, passwdFor, SANDBOX_UID, sandboxEnv } from "./bwrap.ts";
 import { copyTree, freeze, thaw } from "./fork-copy.ts";
+import type { SandboxHost } from "./local-host.ts";
+import { collectDir, diskUsage, evaluationBinds, layEvaluationFiles, readCollected } from "./local-run.ts";
 import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
 import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
-import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
-
-/** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
-export interface SandboxHost {
-  id: string;
-  /** Host directory of this sandbox (workspace, passwd files); never mounted whole. */
-  dir: string;
-  /** Host directory mounted at /home/agent/workspace. */
-  workspace: string;
-  /** Host uid of the agent's processes (root mode) or air's own uid. */
-  uid: number;
-  identity: BwrapSpec["identity"];
-  passwd: string;
-  group: string;
-  /** As root: a fresh unprivileged uid for one evaluation, given back with `freeUid` when it ended. */
-  takeUid: () => number;
-  freeUid: (uid: number) => void;
-  /** Host directory for evaluation copies (0700, outside every sandbox). */
-  evaluations: string;
-  python: string;
-  roPaths: string[];
-  maxProcesses: number;
-  memoryMb: number;
-  asRoot: boolean;
-  /** Shell text run once in every new agent shell. */
-  agentInit: string;
-  onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
-}
+import type {
+  EvaluationOutput,
+  EvaluationRequest,
+  ExecResult,
+  RunRequest,
+  Sandbox,
+  TaskFiles,
+} from "./types.ts";
 
 /** Where the agent's workspace is mounted (read-only) while it is copied for an evaluation or a snapshot. */
 const SOURCE = "/air/source";
 
 /** One bwrap sandbox with the agent's persistent shell; evaluations run in separate bwraps. */
 export class LocalSandbox implements Sandbox {
-  readonly workspace = SANDBOX_WORKSPACE;
+  readonly workspace: string;
   readonly id: string;
   private shell: SentinelShell | undefined;
   private child: ChildProcess | undefined;
-  private cwd = SANDBOX_WORKSPACE;
+  private cwd: string;
   private evaluations = 0;
   /** Evaluation copies still being removed (in the background, after the result is back). */
   private readonly pending = new Set<Promise<unknown>>();
@@ -63,6 +37,8 @@ export class LocalSandbox implements Sandbox {
     private readonly files: TaskFiles,
   ) {
     this.id = host.id;
+    this.workspace = host.workdir;
+    this.cwd = host.workdir;
   }
 
   get uid(): number {
@@ -96,6 +72,7 @@ export class LocalSandbox implements Sandbox {
     const h = this.host;
     return {
       workspace: h.workspace,
+      workspacePath: this.workspace,
       shared: this.shared,
       roPaths: h.roPaths,
       passwd: h.passwd,
@@ -110,19 +87,22 @@ export class LocalSandbox implements Sandbox {
   }
 
   /** Runs a one-off command in its own bwrap (killed with everything it started past `timeoutMs`). */
-  private sandboxed(spec: BwrapSpec, timeoutMs: number, input?: Uint8Array) {
+  private sandboxed(spec: BwrapSpec, timeoutMs: number, input?: Uint8Array, env?: Record<string, string>) {
     const { argv, fd3 } = bwrapInvocation(spec);
-    return runProcess(argv, { cwd: "/", timeoutMs, env: sandboxEnv(), fd3, input });
+    const all = { ...sandboxEnv(), ...this.host.env, ...env };
+    return runProcess(argv, { cwd: "/", timeoutMs, env: all, fd3, input });
   }
 
   /** Starts the agent's bash in a new bwrap, in `cwd` when it still exists (else the workspace). */
   async startShell(cwd = this.cwd): Promise<void> {
-    const hostPath = cwd.startsWith(SANDBOX_WORKSPACE)
-      ? join(this.host.workspace, cwd.slice(SANDBOX_WORKSPACE.length))
+    const hostPath = cwd.startsWith(this.workspace)
+      ? join(this.host.workspace, cwd.slice(this.workspace.length))
       : undefined;
-    const start = hostPath && existsSync(hostPath) ? cwd : SANDBOX_WORKSPACE;
-    const { argv, fd3 } = bwrapInvocation(this.spec(["bash", "--noprofile", "--norc"], { cwd: start }));
-    const { child, shell } = startBwrapShell(argv, fd3, sandboxEnv(), this.host.agentInit);
+    const start = hostPath && existsSync(hostPath) ? cwd : this.workspace;
+    const spec = this.spec(["bash", "--noprofile", "--norc"], { cwd: start, binds: this.dirBinds() });
+    const { argv, fd3 } = bwrapInvocation(spec);
+    const env = { ...sandboxEnv(), ...this.host.env };
+    const { child, shell } = startBwrapShell(argv, fd3, env, this.host.agentInit);
     this.child = child;
     this.shell = shell;
     this.cwd = start;
@@ -163,7 +143,7 @@ export class LocalSandbox implements Sandbox {
       await mkdir(copy, { mode: 0o700 });
       if (h.asRoot) await chown(copy, h.uid, h.uid);
       await this.sandboxed(
-        this.spec(["cp", "-a", `${SOURCE}/.`, `${SANDBOX_WORKSPACE}/`], {
+        this.spec(["cp", "-a", `${SOURCE}/.`, `${this.workspace}/`], {
           workspace: copy,
           shared: [],
           binds: [{ src: h.workspace, dest: SOURCE, readOnly: true }],
@@ -171,35 +151,13 @@ export class LocalSandbox implements Sandbox {
         }),
         request.timeoutMs,
       );
-      // One spawn: drop symlinks and special files, hand the copy to the evaluation's uid, lay the pristine
-      // evaluation files over it (root-owned when air is root: the evaluation can read, not change them).
-      const owner = evalUid === undefined ? "" : `chown -R -P ${evalUid}:${evalUid} "$1" && `;
       const id = evalUid ?? SANDBOX_UID;
       await writeFile(join(dir, "passwd"), passwdFor(id));
       await writeFile(join(dir, "group"), groupFor(id));
-      // Shared paths the evaluation files lay something over or into are copied in (reflinks where the
-      // filesystem has them); the others are mounted read-only from the bundle, as in the agent's sandbox.
       const evaluation = join(this.files.dir, "evaluation");
-      const overlaid = this.shared.filter((s) => existsSync(join(evaluation, s.path)));
-      const mounted = this.shared.filter((s) => !overlaid.includes(s));
-      const bring = overlaid.map((s) => {
-        const into = shellQuote(join(copy, s.path));
-        return `rm -rf ${into} && cp -a --reflink=auto ${shellQuote(s.src)} ${into} && `;
-      });
-      const prepared = await runProcess(
-        [
-          "sh",
-          "-c",
-          `find -P "$1" -mindepth 1 ! -type f ! -type d -delete && ${bring.join("")}${owner}cp -a --reflink=auto "$2"/. "$1"/`,
-          "sh",
-          copy,
-          evaluation,
-        ],
-        { cwd: "/", timeoutMs: 60_000 },
-      );
-      if (prepared.exitCode !== 0)
-        throw new Error(`preparing the evaluation copy failed: ${prepared.stderr}`);
+      const mounted = await layEvaluationFiles(copy, evaluation, this.shared, evalUid);
       this.host.onState?.({ id: this.id, state: "evaluate", command: request.command.slice(0, 200) });
+      const collect = await collectDir(dir, request, evalUid);
       const out = await this.sandboxed(
         this.spec(["bash", "-c", request.command], {
           workspace: copy,
@@ -207,10 +165,20 @@ export class LocalSandbox implements Sandbox {
           identity: evalUid === undefined ? h.identity : { kind: "setpriv", uid: evalUid },
           passwd: join(dir, "passwd"),
           group: join(dir, "group"),
+          binds: evaluationBinds(request, collect),
         }),
         request.timeoutMs,
+        undefined,
+        request.env,
       );
-      return { stdout: out.stdout, stderr: out.stderr, exitCode: out.exitCode, timedOut: out.timedOut };
+      const collected = out.timedOut ? undefined : await readCollected(request, collect);
+      return {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        exitCode: out.exitCode,
+        timedOut: out.timedOut,
+        collected,
+      };
     } finally {
       // The evaluation's bwrap has exited, and with its PID namespace every process it started.
       if (evalUid !== undefined) h.freeUid(evalUid);
@@ -243,7 +211,7 @@ export class LocalSandbox implements Sandbox {
     const excludes = [...skip].map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
     const out = await this.sandboxed(
       this.spec(
-        ["sh", "-c", `tar -C ${SOURCE} --anchored ${excludes} -cf - . | tar -C ${SANDBOX_WORKSPACE} -xf -`],
+        ["sh", "-c", `tar -C ${SOURCE} --anchored ${excludes} -cf - . | tar -C ${this.workspace} -xf -`],
         {
           shared: [],
           cwd: "/",
@@ -259,7 +227,7 @@ export class LocalSandbox implements Sandbox {
   /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */
   async snapshot(): Promise<Uint8Array> {
     const out = await this.sandboxed(
-      this.spec(["tar", "-cf", "-", "-C", SANDBOX_WORKSPACE, "."], { shared: [], cwd: "/" }),
+      this.spec(["tar", "-cf", "-", "-C", this.workspace, "."], { shared: [], cwd: "/" }),
       120_000,
     );
     if (out.exitCode !== 0) throw new Error(`snapshot failed: ${out.stderr}`);
@@ -270,11 +238,28 @@ export class LocalSandbox implements Sandbox {
   async unpack(tar: Uint8Array): Promise<void> {
     if (this.host.asRoot) await chownTree(this.host.workspace, this.host.uid);
     const out = await this.sandboxed(
-      this.spec(["tar", "-xf", "-", "-C", SANDBOX_WORKSPACE], { shared: [], cwd: "/" }),
+      this.spec(["tar", "-xf", "-", "-C", this.workspace], { shared: [], cwd: "/" }),
       120_000,
       tar,
     );
     if (out.exitCode !== 0) throw new Error(`unpacking the snapshot failed: ${out.stderr}`);
+  }
+
+  /** Runs one command as the agent in its own bwrap over this workspace, with `folders` mounted read-only. */
+  async run(request: RunRequest): Promise<ExecResult> {
+    const binds = [...this.dirBinds(), ...request.folders.map((f) => ({ ...f, readOnly: true }))];
+    const spec = this.spec(["bash", "-c", request.command], { binds, cwd: this.workspace });
+    const out = await this.sandboxed(spec, request.timeoutMs, undefined, request.env);
+    return { output: out.stdout + out.stderr, exitCode: out.exitCode, timedOut: out.timedOut, cwd: this.cwd };
+  }
+
+  /** Bytes in the workspace (`du`). */
+  async writtenBytes(): Promise<number | undefined> {
+    return diskUsage(this.host.workspace);
+  }
+
+  private dirBinds(): { src: string; dest: string; readOnly: boolean }[] {
+    return this.host.dirs.map((d) => ({ ...d, readOnly: false }));
   }
 
   async alive(): Promise<boolean> {

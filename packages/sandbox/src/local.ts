@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   assertBwrapWorks,
@@ -8,8 +8,10 @@ import {
   interpreterPaths,
   passwdFor,
   SANDBOX_UID,
+  SANDBOX_WORKSPACE,
 } from "./bwrap.ts";
-import { LocalSandbox, type SandboxHost } from "./local-sandbox.ts";
+import type { SandboxHost } from "./local-host.ts";
+import { LocalSandbox } from "./local-sandbox.ts";
 import { chownTree } from "./process.ts";
 import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
 import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
@@ -227,6 +229,12 @@ export class LocalRuntime implements Runtime {
     await writeFile(passwd, passwdFor(agentId));
     const group = join(dir, "group");
     await writeFile(group, groupFor(agentId));
+    const environment = files.environment ?? {};
+    const dirs = (environment.dirs ?? []).map((dest, i) => ({ src: join(dir, `dir-${i}`), dest }));
+    for (const d of dirs) {
+      await mkdir(d.src, { mode: 0o700 });
+      if (this.asRoot) await chown(d.src, uid, uid);
+    }
     const host: SandboxHost = {
       id,
       dir,
@@ -241,9 +249,12 @@ export class LocalRuntime implements Runtime {
       python: this.options.python,
       roPaths,
       maxProcesses: this.options.maxProcesses ?? 1024,
-      memoryMb: this.options.memoryMb ?? 8192,
+      memoryMb: environment.memoryMb ?? this.options.memoryMb ?? 8192,
       asRoot: this.asRoot,
       agentInit: this.options.agentInit ?? "",
+      workdir: environment.workdir ?? SANDBOX_WORKSPACE,
+      env: environment.env ?? {},
+      dirs,
       onState: this.options.onState,
     };
     const sandbox = new LocalSandbox(host, files);

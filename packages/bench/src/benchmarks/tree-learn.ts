@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { trackChild } from "../proc.ts";
+import type { Table } from "../report.ts";
+import { fmt } from "../stats.ts";
 
 const REPO = resolve(import.meta.dir, "../../../..");
 export const QUICKSTART = "configs/quickstart.toml";
@@ -74,10 +76,16 @@ export function readLearnRun(dbPath: string, tree: boolean): StepFigures[] {
 }
 
 /**
- * Runs `bun run rl configs/quickstart.toml` with `overrides` into a temp output dir and reads its air.db.
+ * Runs `bun run rl <config>` (default configs/quickstart.toml) with `overrides` into a temp output dir and reads
+ * its air.db.
  * @example const run = await learnRun("tree", ["--orchestrator.tree.roots", "2"], true);
  */
-export async function learnRun(label: string, overrides: string[], tree: boolean): Promise<LearnRun> {
+export async function learnRun(
+  label: string,
+  overrides: string[],
+  tree: boolean,
+  config = QUICKSTART,
+): Promise<LearnRun> {
   const out = mkdtempSync(join(tmpdir(), "air-bench-tree-"));
   // A port of its own: another quickstart on the shared machine (a test, a colleague's run) owns 8312.
   const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -87,7 +95,7 @@ export async function learnRun(label: string, overrides: string[], tree: boolean
   const argv = [
     "bun",
     "packages/launcher/src/bin/rl.ts",
-    QUICKSTART,
+    config,
     "--run.output_dir",
     out,
     "--run.name",
@@ -131,4 +139,22 @@ export function envStepsToReach(run: LearnRun, target: number): number | undefin
     if (s.reward >= target) return total;
   }
   return undefined;
+}
+
+/**
+ * The per-step table of a flat and a tree run side by side: reward (flat: rollouts; tree: leaves), env steps.
+ * @example tables.push(stepTable("quickstart, seed 1", flat, tree));
+ */
+export function stepTable(title: string, flat: LearnRun, tree: LearnRun): Table {
+  return {
+    title: `${title}: reward (flat: rollouts; tree: leaves) and env steps per step`,
+    headers: ["step", "flat reward", "flat env steps", "tree reward", "tree env steps"],
+    rows: Array.from({ length: Math.max(flat.steps.length, tree.steps.length) }, (_, i) => [
+      String(i),
+      fmt(flat.steps[i]?.reward ?? Number.NaN),
+      String(flat.steps[i]?.envSteps ?? "–"),
+      fmt(tree.steps[i]?.reward ?? Number.NaN),
+      String(tree.steps[i]?.envSteps ?? "–"),
+    ]),
+  };
 }

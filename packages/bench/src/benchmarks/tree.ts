@@ -5,7 +5,7 @@ import type { BenchReport, Table } from "../report.ts";
 import { fmt, fmtSpread, spread } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
 import { dockerReady, type ForkCost, forkCost, forkRatio } from "./tree-fork.ts";
-import { envStepsToReach, type LearnRun, learnRun, QUICKSTART } from "./tree-learn.ts";
+import { envStepsToReach, type LearnRun, learnRun, QUICKSTART, stepTable } from "./tree-learn.ts";
 
 /** configs/quickstart.toml's own measurement: always the random forest earns R2(forest) − baseline = 0.283. */
 const CEILING = 0.283;
@@ -164,17 +164,7 @@ export async function treeBenchmark(options: BenchOptions): Promise<BenchReport>
         ],
       ],
     });
-    tables.push({
-      title: `${arm.task}, seed ${seed}: reward (flat: rollouts; tree: leaves) and env steps per step`,
-      headers: ["step", "flat reward", "flat env steps", "tree reward", "tree env steps"],
-      rows: Array.from({ length: Math.max(flat.steps.length, tree.steps.length) }, (_, i) => [
-        String(i),
-        fmt(flat.steps[i]?.reward ?? Number.NaN),
-        String(flat.steps[i]?.envSteps ?? "–"),
-        fmt(tree.steps[i]?.reward ?? Number.NaN),
-        String(tree.steps[i]?.envSteps ?? "–"),
-      ]),
-    });
+    tables.push(stepTable(`${arm.task}, seed ${seed}`, flat, tree));
   }
   for (const c of costs) {
     const r = forkRatio(c, "cold");

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
-import { withTimeout } from "@air/sandbox";
 import type Docker from "dockerode";
+import { withTimeout } from "./docker-client.ts";
 
 /** What a one-off command in a container printed and returned. */
 export interface OneOffResult {
@@ -58,7 +58,7 @@ export async function execOnce(
   });
   const outcome = await Promise.race([ended, timeout]).finally(() => clearTimeout(timer));
   if (outcome === "timeout") {
-    (stream as unknown as { destroy?: () => void }).destroy?.();
+    if ("destroy" in stream && typeof stream.destroy === "function") stream.destroy();
     return { stdout, stderr, exitCode: 137, timedOut: true };
   }
   const info = await withTimeout(exec.inspect(), 30_000, "docker exec inspect");
@@ -83,9 +83,9 @@ export async function rootScript(
   return r.stdout;
 }
 
-/** A tar of a host directory's contents (for `putArchive`). */
-export async function tarOf(dir: string): Promise<Buffer> {
-  const proc = Bun.spawn(["tar", "-cf", "-", "-C", dir, "."], { stdout: "pipe", stderr: "pipe" });
+/** A tar of a host directory's contents, or of `names` in it (for `putArchive`). */
+export async function tarOf(dir: string, names: string[] = ["."]): Promise<Buffer> {
+  const proc = Bun.spawn(["tar", "-cf", "-", "-C", dir, "--", ...names], { stdout: "pipe", stderr: "pipe" });
   const [bytes, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), proc.exited]);
   if (code !== 0) throw new Error(`tar of ${dir} failed: ${await new Response(proc.stderr).text()}`);
   return Buffer.from(bytes);

@@ -1,0 +1,135 @@
+import type Docker from "dockerode";
+import { withTimeout } from "./docker-client.ts";
+import { ensureImage, ImageBuildError } from "./image-build.ts";
+import {
+  CONTROL_TIMEOUT_MS,
+  commitContainer,
+  type ImagePlan,
+  startImageContainer,
+} from "./image-container.ts";
+import { ImageSandbox } from "./image-sandbox.ts";
+import type { AcquireOptions, TaskFiles } from "./types.ts";
+
+/** True when the task brings its own image (`environment.image` or `environment.build`). */
+export function isImageTask(files: TaskFiles): boolean {
+  return files.environment?.image !== undefined || files.environment?.build !== undefined;
+}
+
+/** What the docker runtime's own settings give a task that does not say. */
+export interface ImageDefaults {
+  runName: string;
+  pidsLimit: number;
+  cpus: number;
+  memoryMb: number;
+}
+
+/**
+ * The docker runtime's sandboxes of tasks with their own image (Harbor's shape): the image built or found once
+ * per task on this engine, a fresh container per sandbox (never pooled: the whole filesystem is the agent's
+ * state), forks as a commit of the live container and a new container of it.
+ */
+export class ImageSandboxes {
+  private readonly plans = new Map<string, Promise<ImagePlan>>();
+  private readonly live = new Set<ImageSandbox>();
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly defaults: ImageDefaults,
+  ) {}
+
+  /** The task's image on this engine (built once per content and base ids), its WORKDIR, users and limits. */
+  plan(files: TaskFiles): Promise<ImagePlan> {
+    let entry = this.plans.get(files.key);
+    if (!entry) {
+      entry = this.makePlan(files);
+      entry.catch(() => this.plans.delete(files.key));
+      this.plans.set(files.key, entry);
+    }
+    return entry;
+  }
+
+  private async makePlan(files: TaskFiles): Promise<ImagePlan> {
+    const env = files.environment ?? {};
+    const image = env.build ? await ensureImage(this.docker, env.build) : (env.image as string);
+    const info = await withTimeout(
+      this.docker.getImage(image).inspect(),
+      30_000,
+      "docker image inspect",
+    ).catch(() => {
+      throw new ImageBuildError(
+        "image",
+        `image ${image} is not in the engine's image store (images are never pulled)`,
+        [image],
+      );
+    });
+    const imageUser = info.Config?.User || "root";
+    return {
+      image,
+      workdir: env.workdir ?? (info.Config?.WorkingDir || "/"),
+      user: env.user ?? imageUser,
+      imageUser,
+      network: env.network ?? "none",
+      memoryMb: env.memoryMb ?? this.defaults.memoryMb,
+      cpus: env.cpus ?? this.defaults.cpus,
+      pidsLimit: this.defaults.pidsLimit,
+      env: Object.entries(env.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      dirs: env.dirs ?? [],
+      runName: this.defaults.runName,
+    };
+  }
+
+  async prepare(files: TaskFiles): Promise<string> {
+    return `image ${(await this.plan(files)).image}`;
+  }
+
+  async acquire(files: TaskFiles, options: AcquireOptions): Promise<ImageSandbox> {
+    const plan = await this.plan(files);
+    const { container, keep } = await startImageContainer(this.docker, plan, plan.image, options.rolloutId);
+    const box = new ImageSandbox(this.docker, container, keep, plan, files, options.rolloutId);
+    return this.started(box, { fresh: options.snapshot === undefined, snapshot: options.snapshot });
+  }
+
+  /** A new container of `from`'s filesystem now (committed, paused while committing), its shell in `from`'s directory. */
+  async fork(from: ImageSandbox, options: AcquireOptions): Promise<ImageSandbox> {
+    const image = await commitContainer(from.container, "docker commit for a fork", CONTROL_TIMEOUT_MS * 5);
+    let box: ImageSandbox;
+    try {
+      const { container, keep } = await startImageContainer(this.docker, from.plan, image, options.rolloutId);
+      box = new ImageSandbox(this.docker, container, keep, from.plan, from.files, options.rolloutId, image);
+    } catch (error) {
+      await this.docker
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => undefined);
+      throw error;
+    }
+    return this.started(box, { fresh: false, cwd: from.currentCwd });
+  }
+
+  private async started(box: ImageSandbox, init: Parameters<ImageSandbox["init"]>[0]): Promise<ImageSandbox> {
+    try {
+      await box.init(init);
+    } catch (error) {
+      await box.destroy();
+      throw error;
+    }
+    this.live.add(box);
+    return box;
+  }
+
+  async release(box: ImageSandbox): Promise<void> {
+    this.live.delete(box);
+    await box.destroy();
+  }
+
+  /** Sandboxes of this kind open now. */
+  get openCount(): number {
+    return this.live.size;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.live];
+    this.live.clear();
+    await Promise.all(all.map((box) => box.destroy()));
+  }
+}
