@@ -365,7 +365,9 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
         );
         try {
           const next = await child.step({ text: "", command: "ls" });
-          expect(next.observation).toStartWith("test.csv*\ntrain.csv*\n(Current Step: 3, Remaining Steps: 17)");
+          expect(next.observation).toStartWith(
+            "test.csv*\ntrain.csv*\n(Current Step: 3, Remaining Steps: 17)",
+          );
           expect(next.observation).toMatch(
             /\(Open file: \S+\/workspace\/train\.py\)\n\(Current directory: \S+\/workspace\/data\)/,
           );
