@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { cp, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { chmod, cp, lstat, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import { AirError } from "@air/core";
-import type { TaskFiles } from "@air/sandbox";
+import { removeTree, type TaskFiles } from "@air/sandbox";
 import type { Task } from "./task.ts";
 
 async function hashTree(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
@@ -38,7 +38,7 @@ export async function buildTaskFiles(task: Task, cacheDir: string): Promise<Task
   const dir = join(cacheDir, key);
   const workspace = join(dir, "workspace");
   const evaluation = join(dir, "evaluation");
-  await rm(dir, { recursive: true, force: true });
+  await removeTree(dir);
   await mkdir(workspace, { recursive: true });
   await mkdir(evaluation, { recursive: true });
   const secret = new Set(task.secretFiles);
@@ -71,5 +71,19 @@ export async function buildTaskFiles(task: Task, cacheDir: string): Promise<Task
   }
   const readOnly = task.datasets.length > 0 ? ["data"] : [];
   if (task.evaluationReadOnly) readOnly.push(...task.evaluationPaths);
+  // MLGym's reset makes them mode 555 (`chmod -R 555` of each entry of data/, `chmod 555` of each evaluation
+  // path): `ls` shows `evaluate.py*`. The runtimes keep the bundle's modes (bind mounts, hard links, copies).
+  if (task.datasets.length > 0)
+    for (const entry of await readdir(join(workspace, "data")))
+      await chmod555(join(workspace, "data", entry));
+  if (task.evaluationReadOnly) for (const path of task.evaluationPaths) await chmod555(join(workspace, path));
   return { key, dir, readOnly };
+}
+
+/** `chmod -R 555 path` (links not followed; a missing path is left alone). */
+async function chmod555(path: string): Promise<void> {
+  const info = await lstat(path).catch(() => undefined);
+  if (!info || info.isSymbolicLink()) return;
+  if (info.isDirectory()) for (const entry of await readdir(path)) await chmod555(join(path, entry));
+  await chmod(path, 0o555);
 }

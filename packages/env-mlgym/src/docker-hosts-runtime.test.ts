@@ -258,8 +258,8 @@ plugin = "last-score"
         const t0 = Date.now();
         const error = await slow;
         expect(error).toBeInstanceOf(Error);
-        expect(Date.now() - t0).toBeLessThan(10_000);
-        const drainBy = Date.now() + 5000;
+        expect(Date.now() - t0).toBeLessThan(25_000);
+        const drainBy = Date.now() + 60_000;
         while (runtime.hosts[0]?.up !== false && Date.now() < drainBy) await Bun.sleep(50);
         expect(runtime.hosts[0]?.up).toBe(false);
         expect(logs.some((l) => l.startsWith("docker host second drained"))).toBe(true);
@@ -269,7 +269,7 @@ plugin = "last-score"
         expect((await c.exec("echo on main", 10_000)).output.trim()).toBe("on main");
         expect(runtime.hosts[1]?.busy).toBe(1);
         await d.start();
-        const deadline = Date.now() + 20_000;
+        const deadline = Date.now() + 120_000;
         while (runtime.hosts[0]?.up !== true && Date.now() < deadline) await Bun.sleep(100);
         expect(runtime.hosts[0]?.up).toBe(true);
         expect(logs.some((l) => /second answers again.*1 leftover container/.test(l))).toBe(true);
@@ -289,6 +289,6 @@ plugin = "last-score"
         expect(left.length).toBe(0);
       }
     },
-    180_000,
+    400_000,
   );
 });

@@ -224,7 +224,7 @@ describe("docker runtime specifics", () => {
         "printf 'id,label\\n1,1\\n2,0\\n3,0\\n4,1\\n' > submission.csv",
         "validate",
       ]);
-      expect(results[0]?.observation).toStartWith("train.csv\n(Current Step");
+      expect(results[0]?.observation).toStartWith("train.csv*\n(Current Step");
       expect(results[2]?.scores).toEqual({ accuracy: 0.75 });
     } finally {
       await fixture.close?.();

@@ -1,5 +1,6 @@
 import type { EvaluationOutput, Sandbox } from "@air/sandbox";
 import { shellQuote } from "@air/sandbox";
+import { cleanOutput } from "./aci/observation.ts";
 import { DEFAULT_PROXY_CALL_TIMEOUT_S, GUARD_EXIT, guarded, guardedCommand } from "./guard/guard.ts";
 import { canonicalScores } from "./known-tasks.ts";
 import type { Task } from "./task.ts";
@@ -13,6 +14,18 @@ const NO_MODEL =
   "No valid submission artefacts found. Please make sure that your code produces a checkpoints folder.";
 const NO_GPU =
   "This task's evaluation runs torchrun on a GPU, and the sandbox sees none (give the docker runtime GPUs: env.docker.gpu_ids or [deployment] env_gpu_ids).";
+
+/**
+ * MLGym's message for an evaluation that printed no metrics (`EvaluationFormatError`, mlgym/environment/tasks.py
+ * at 9d40c1b): its output between two `---` lines, then the request to print JSON.
+ * @example decodeFailure("Traceback …") // "Failed to decode metrics from evaluation script. Output:\n---\nTraceback …\n---\n…"
+ */
+export function decodeFailure(output: string): string {
+  return `Failed to decode metrics from evaluation script. Output:\n---\n${output}\n---\nPlease make sure the evaluation script prints the metrics in json format.`;
+}
+
+/** Where MLGym's `PythonSubmissionTasks.evaluate` says the artefact is, whatever file the agent wrote. */
+const PYTHON_SUBMISSION = "target.py";
 
 /** Shell words that end the evaluation with {@link NO_ARTEFACT_EXIT} and `message` when `condition` holds. */
 function missing(condition: string, message: string): string {
@@ -33,6 +46,20 @@ function takeArtefactLine(out: EvaluationOutput): { out: EvaluationOutput; artef
     out: { ...out, stdout: end < 0 ? "" : out.stdout.slice(end + 1) },
     artefact: line.slice(ARTEFACT_PREFIX.length),
   };
+}
+
+/** The import guard's line with what the agent's module wrote (base64; see import-guard.py). */
+const AGENT_OUTPUT_PREFIX = "air-agent-output: ";
+
+/** What the agent's module wrote during a guarded evaluation, and the evaluation's stderr without that line. */
+function takeAgentOutput(stderr: string): { agent: string; stderr: string } {
+  const lines = stderr.split("\n");
+  const at = lines.findLastIndex((l) => l.startsWith(AGENT_OUTPUT_PREFIX));
+  if (at < 0) return { agent: "", stderr };
+  const agent = Buffer.from((lines[at] as string).slice(AGENT_OUTPUT_PREFIX.length), "base64").toString(
+    "utf8",
+  );
+  return { agent, stderr: lines.filter((_, i) => i !== at).join("\n") };
 }
 
 /** Outcome of one evaluation: scores, or why there are none. */
@@ -89,6 +116,9 @@ export async function evaluateTask(
 ): Promise<EvaluationResult> {
   const script = task.evaluationPaths[0] as string;
   const ws = sandbox.workspace;
+  // MLGym runs `python /home/agent/workspace/evaluate.py …`: absolute paths, so a traceback names the file the
+  // same way. The evaluation runs in its copy of the workspace, mounted at the workspace's path ("$PWD").
+  const at = (path: string) => `"$PWD"/${shellQuote(path)}`;
   let command: string;
   switch (task.entrypoint) {
     // The artefact checks run inside the evaluation (as root, on its copy of the workspace), never in the agent's
@@ -97,20 +127,20 @@ export async function evaluateTask(
     case "CSVSubmissionTasks":
       command =
         `${missing("[ ! -f submission.csv ]", NO_SUBMISSION)} ${artefactLine("submission.csv")}` +
-        `${options.python} ${shellQuote(script)} --submission_file submission.csv`;
+        `${options.python} ${at(script)} --submission_file ${at("submission.csv")}`;
       break;
     case "ModelSubmissionTasks":
       command =
         `config=$(find . -type f -name '*.yaml' | head -n1); ${missing('[ -z "$config" ]', NO_MODEL)}` +
-        ` ${artefactLine('"$config"')}${options.python} ${shellQuote(script)} --config_fname "$config"`;
+        ` ${artefactLine('"$config"')}${options.python} ${at(script)} --config_fname "$PWD/\${config#./}"`;
       break;
     case "LMSubmissionTasks":
       command =
         `${missing("! nvidia-smi -L 2>/dev/null | grep -q '^GPU'", NO_GPU)} ${artefactLine(".")}` +
-        `torchrun --nproc_per_node=1 --standalone ${shellQuote(script)}`;
+        `torchrun --nproc_per_node=1 --standalone ${at(script)}`;
       break;
     default:
-      command = `${artefactLine(".")}${
+      command = `${artefactLine(PYTHON_SUBMISSION)}${
         guarded(task)
           ? guardedCommand(
               task,
@@ -118,7 +148,7 @@ export async function evaluateTask(
               script,
               options.proxyCallTimeoutS ?? DEFAULT_PROXY_CALL_TIMEOUT_S,
             )
-          : `${options.python} ${shellQuote(script)}`
+          : `${options.python} ${at(script)}`
       }`;
   }
   const evaluated = await sandbox.evaluate({ command, timeoutMs: options.timeoutMs });
@@ -135,12 +165,12 @@ export async function evaluateTask(
     const said = out.stderr.split("\n").filter((l) => l.startsWith("air import guard: "));
     if (said.length > 0) return { ok: false, error: `Evaluation error: ${said.at(-1)?.slice(18)} No score.` };
   }
+  // MLGym reads one stream (stdout and stderr as written); air keeps them apart (stderr is never read for
+  // scores) and shows what the agent's module wrote (the import guard's report), stdout, then stderr, cleaned
+  // as every MLGym output is.
   if (!scores) {
-    const detail = `${out.stdout}\n${out.stderr}`.trim().slice(-2000);
-    return {
-      ok: false,
-      error: `Evaluation failed (exit code ${out.exitCode}); no metrics JSON in its output.${detail ? `\n---\n${detail}\n---` : ""}`,
-    };
+    const { agent, stderr } = guarded(task) ? takeAgentOutput(out.stderr) : { agent: "", stderr: out.stderr };
+    return { ok: false, error: decodeFailure(cleanOutput(`${agent}\n${out.stdout}\n${stderr}`)) };
   }
   const names = [...Object.keys(task.baselineScores), ...Object.keys(task.directions)];
   return { ok: true, scores: canonicalScores(scores, names), artefact };

@@ -214,7 +214,8 @@ describe("project tasks with MLGym's quirks, on the local runtime", () => {
         "printf 'id,label\\n1,1\\n2,0\\n3,0\\n4,1\\n' > submission.csv",
         "validate",
       ]);
-      expect(results[0]?.observation).toStartWith("train.csv\n(Current Step");
+      // data files are mode 555, as MLGym's reset makes them (`ls -F` marks them executable)
+      expect(results[0]?.observation).toStartWith("train.csv*\n(Current Step");
       expect(results[2]?.scores).toEqual({ accuracy: 0.75 });
     } finally {
       await env.close?.();
@@ -248,7 +249,7 @@ describe("project tasks with MLGym's quirks, on the local runtime", () => {
           "printf 'id,y\\n10,31\\n11,34\\n12,37\\n13,40\\n' > submission.csv",
           "validate",
         ]);
-        expect(results[0]?.observation).toStartWith("test.csv\ntrain.csv\n(Current Step");
+        expect(results[0]?.observation).toStartWith("test.csv*\ntrain.csv*\n(Current Step");
         expect(results[2]?.scores).toEqual({ RMSE: 0 });
       } finally {
         await env.close?.();

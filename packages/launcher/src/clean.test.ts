@@ -75,7 +75,7 @@ describe("rl clean", () => {
     expect(out.stdout).toContain("killed inference process group");
     expect(survivors(run, fx.runDir)).toEqual([]);
     expect(existsSync(join(fx.runDir, RUN_FILES.pid))).toBe(false);
-  }, 90_000);
+  }, 300_000);
 
   test("a live earlier run in the output dir makes the next launch refuse with the stop command", async () => {
     const fx = await writeFixtureConfig({ policyDelayMs: 60_000, maxSteps: 5, withTrainer: false });
@@ -89,7 +89,7 @@ describe("rl clean", () => {
     run.child.kill("SIGTERM");
     expect(await run.done).toBe(130);
     expect(survivors(run, fx.runDir)).toEqual([]);
-  }, 90_000);
+  }, 300_000);
 
   test("stops a live run through its launcher, which tears down in order", async () => {
     const fx = await writeFixtureConfig({ policyDelayMs: 60_000, maxSteps: 5 });
@@ -101,7 +101,7 @@ describe("rl clean", () => {
     expect(await run.done).toBe(130);
     expect(run.stderr()).toContain("SIGTERM: stopping the run");
     expect(survivors(run, fx.runDir)).toEqual([]);
-  }, 90_000);
+  }, 300_000);
 
   test("with nothing left, says so", async () => {
     const fx = await writeFixtureConfig();
@@ -119,7 +119,8 @@ async function runWithContainer(): Promise<{ fx: RunFixture; run: LauncherRun; n
   const run = startLauncher([fx.file]);
   current = { run, fx };
   await run.waitFor(/trainer running/);
-  const deadline = Date.now() + 30_000;
+  // generous: on a busy 2-core machine the env's container takes seconds to appear
+  const deadline = Date.now() + 120_000;
   while ((await runContainers(name)).length === 0 && Date.now() < deadline) await Bun.sleep(100);
   return { fx, run, name };
 }
@@ -132,14 +133,14 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
     expect(await run.done).toBe(130);
     expect(await runContainers(name)).toEqual([]);
     expect(survivors(run, fx.runDir)).toEqual([]);
-  }, 90_000);
+  }, 300_000);
 
   test("SIGKILL of the launcher: its reaper stops the children and removes the containers", async () => {
     const { fx, run, name } = await runWithContainer();
     expect((await runContainers(name)).length).toBe(1);
     run.child.kill("SIGKILL");
     await run.done;
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 90_000;
     while (
       ((await runContainers(name)).length > 0 || survivors(run, fx.runDir).length > 0) &&
       Date.now() < deadline
@@ -148,7 +149,7 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
     expect(await runContainers(name)).toEqual([]);
     expect(survivors(run, fx.runDir)).toEqual([]);
     expect(readFileSync(join(fx.runDir, "logs", "reaper.log"), "utf8")).toContain("is gone; cleaning up");
-  }, 90_000);
+  }, 300_000);
 
   test("rl clean removes the containers of a run whose launcher and reaper were both SIGKILLed", async () => {
     const { fx, run, name } = await runWithContainer();
@@ -160,5 +161,5 @@ describe.skipIf(!dockerUp)("containers labelled with the run", () => {
     expect(out.stdout).toContain("removed container");
     expect(await runContainers(name)).toEqual([]);
     expect(survivors(run, fx.runDir)).toEqual([]);
-  }, 90_000);
+  }, 300_000);
 });

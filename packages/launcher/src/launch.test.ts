@@ -162,7 +162,7 @@ describe("launcher supervision (real child processes)", () => {
     // the env's container exists before the signals (else its create can land after the abandoned run's sweep;
     // the reaper removes it later, but not before expectCleanEnd looks: seen once in CI)
     if (IMAGE) {
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 120_000;
       while ((await runContainers(fx.runDir)).length === 0 && Date.now() < deadline) await Bun.sleep(50);
     }
     run.child.kill("SIGINT");
@@ -171,7 +171,7 @@ describe("launcher supervision (real child processes)", () => {
     expect(await run.done).toBe(130);
     expect(run.stderr()).toContain("killed: inference (process group");
     await expectCleanEnd(run, fx, 45_000);
-  }, 90_000);
+  }, 300_000);
 
   // Seen in CI: a second Ctrl-C while the env was still creating its container; the create landed after the
   // teardown's sweep and the container stayed. The reaper now sweeps after a launcher that did not wait.

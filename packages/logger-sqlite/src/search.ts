@@ -28,6 +28,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS turn_text USING fts5(text, content='', tokeni
 CREATE VIRTUAL TABLE IF NOT EXISTS trajectory_text USING fts5(text, content='', tokenize='trigram case_sensitive 0', detail=none);
 `;
 
+const TABLES = ["meta", "turn_text", "trajectory_text"];
+
+/** Whether every table of the index is there (committed by the writer that created the file). */
+function hasSchema(db: Database): boolean {
+  const names = db
+    .query(`SELECT name FROM sqlite_master WHERE name IN (${TABLES.map(() => "?").join(", ")})`)
+    .all(...TABLES) as Array<{ name: string }>;
+  return names.length === TABLES.length;
+}
+
 /** What identifies the turn row at the watermark: if it changes, rowids were reused and the index starts over. */
 const SIGNATURE = `rollout_id || ':' || idx || ':' || length(completion) || ':' || length(observation) || ':' || substr(completion, -32)`;
 
@@ -56,24 +66,33 @@ export class SearchIndex {
 
   /**
    * Opens the index of `storePath`: `write` creates it (null when the store's folder is not writable); a
-   * reader gets null until the index exists.
+   * reader gets null until the index exists with its tables (the writer creates them in one transaction).
    */
   static open(storePath: string, options: { write?: boolean } = {}): SearchIndex | null {
     const path = storePath + SEARCH_SUFFIX;
+    let db: Database | undefined;
     try {
       if (!options.write) {
         if (!existsSync(path)) return null;
-        const db = new Database(path, { readonly: true });
+        db = new Database(path, { readonly: true });
         db.exec("PRAGMA busy_timeout = 2000");
+        // The file exists from the moment the dashboard's worker creates it, its tables only once that worker's
+        // first transaction commits: until then a reader has no index (a search scans).
+        if (!hasSchema(db)) {
+          db.close();
+          return null;
+        }
         return new SearchIndex(db);
       }
-      const db = new Database(path, { create: true, readwrite: true });
+      db = new Database(path, { create: true, readwrite: true });
       db.exec("PRAGMA busy_timeout = 2000");
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = NORMAL");
-      db.exec(SCHEMA);
+      const created = db;
+      created.transaction(() => created.exec(SCHEMA)).immediate();
       return new SearchIndex(db);
     } catch {
+      db?.close();
       return null;
     }
   }

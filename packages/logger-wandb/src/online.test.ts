@@ -12,6 +12,8 @@ const log = createLogger("wandb", (level, _source, message) => {
 });
 
 let server: FakeWandb | undefined;
+/** How long a queued line may take to reach the fake server on a busy machine (about 10 ms idle). */
+const SEND_WAIT_MS = 30_000;
 afterEach(() => {
   server?.stop();
   server = undefined;
@@ -80,7 +82,12 @@ describe("online sink, against the requests the official JS SDK sends", () => {
     const s = sink(server.baseUrl, "team");
     await s.start();
     s.history({ a: 1 }, 0);
-    await Bun.sleep(60);
+    // the first line goes alone (offset 0) before the next request fails
+    const requests = server.requests;
+    const historySent = () =>
+      requests.some((r) => JSON.stringify(r.body ?? null).includes("wandb-history.jsonl"));
+    for (const deadline = Date.now() + SEND_WAIT_MS; !historySent() && Date.now() < deadline; )
+      await Bun.sleep(10);
     server.failNext("/files/", 500);
     s.history({ a: 2 }, 1);
     s.history({ a: 3 }, 2);
@@ -94,6 +101,56 @@ describe("online sink, against the requests the official JS SDK sends", () => {
     expect(history.at(-1)!.content.map((l) => JSON.parse(l).a)).toEqual([2, 3]);
     expect(streams.at(-1)!.body).toEqual({ complete: true, exitcode: 0 });
     expect(server.graphql("Viewer")).toHaveLength(0);
+  });
+
+  test("rows logged while a send is in flight go out with the next send, none lost", async () => {
+    server = fakeWandb();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let streamed = 0;
+    /** Holds the first file-stream request's answer until released: the row below arrives meanwhile. */
+    class HeldClient extends WandbClient {
+      override async fileStream(run: Parameters<WandbClient["fileStream"]>[0], body: object): Promise<void> {
+        await super.fileStream(run, body);
+        if (++streamed === 1) await gate;
+      }
+    }
+    const client = new HeldClient({
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      timeoutMs: 5000,
+      attempts: 1,
+      retryDelayMs: 5,
+    });
+    const info = {
+      runId: "abc12345",
+      entity: "team",
+      project: "air-test",
+      displayName: "f",
+      tags: [],
+      startTimeMs: 0,
+    };
+    const s = new OnlineSink(client, info, { flushMs: 10, finishTimeoutMs: 5000, log });
+    await s.start();
+    s.history({ a: 1 }, 0);
+    const requests = server.requests;
+    for (const deadline = Date.now() + SEND_WAIT_MS; streamed === 0 && Date.now() < deadline; )
+      await Bun.sleep(10);
+    s.history({ a: 2 }, 1);
+    release();
+    await s.finish(0);
+    const history = requests
+      .map((r) => (r.body as { files?: Record<string, { offset: number; content: string[] }> }).files)
+      .map((f) => f?.["wandb-history.jsonl"])
+      .filter((h) => h !== undefined)
+      .map((h) => [h.offset, h.content.map((l) => JSON.parse(l).a)]);
+    expect(history).toEqual([
+      [0, [1]],
+      [1, [2]],
+    ]);
+    expect(errors).toEqual([]);
   });
 
   test("a rejected key at start is an error naming the status, without retries", async () => {

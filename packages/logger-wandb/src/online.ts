@@ -105,7 +105,8 @@ export class OnlineSink implements RunSink {
         if (this.pendingConfig === config) this.pendingConfig = undefined;
       }
       const files = await this.uploadPending();
-      const lines = this.pendingLines;
+      // A copy: rows logged while this request is in flight join `pendingLines` for the next send.
+      const lines = this.pendingLines.slice();
       const summary = this.pendingSummary;
       const body: Record<string, unknown> = { files: {} as Record<string, unknown> };
       const bodyFiles = body.files as Record<string, unknown>;

@@ -47,7 +47,7 @@ export function parseStepLines(output: string): ParsedStepLine[] {
 /** What a run's store says about one step, recomputed from its rows (not from the logged metrics). */
 export interface StoredStep {
   step: number;
-  /** Wall time since the previous step's end (the first step's start for the first), from the store's timestamps. */
+  /** Wall time since the previous step's end (the run's start for step 0), from the store's timestamps. */
   seconds: number;
   /** Turns of the step's train rollouts, counted in the turns table. */
   turns: number;
@@ -109,8 +109,9 @@ export function storedSteps(dbPath: string): StoredStep[] {
       `SELECT min(started_at) AS startedAt, max(ended_at) AS endedAt, count(*) AS n,
          sum(stop_reason = 'failed') AS failed FROM trajectories WHERE run_id = ? AND step = ? AND split = 'eval'`,
     );
-    // The first step's time starts at its step:start (the run's start includes creating the plugins).
-    let previous = rows[0]?.startedAt ?? run.startedAt;
+    // Step 0's time starts at the run's start (creating the plugins included); a resumed run's first step at its
+    // step:start.
+    let previous = rows[0]?.step === 0 ? run.startedAt : (rows[0]?.startedAt ?? run.startedAt);
     return rows.map(({ step, endedAt }) => {
       const rs = rollouts.all(run.id, step) as Array<Row>;
       const ok = rs.filter((r) => r.stop !== "failed");

@@ -45,7 +45,10 @@ function chatBodies(server: SimVllm) {
   return server.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => r.body ?? {});
 }
 
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+/** How long an in-process server may take to see a request on a busy machine (milliseconds idle). */
+const WAIT_MS = 30_000;
+
+async function waitFor(condition: () => boolean, timeoutMs = WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

@@ -59,6 +59,26 @@ test.skipIf(!asRoot)(
   },
 );
 
+/** How long spawned processes may take to start and sleep, or to stop and continue, on a busy machine. */
+const SETTLE_MS = 60_000;
+
+/** Polls `read` until it returns `want` (compared as JSON) or SETTLE_MS pass; returns the last value read. */
+async function settles<T>(read: () => Promise<T>, want: T): Promise<T> {
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
+    const value = await read();
+    if (JSON.stringify(value) === JSON.stringify(want) || Date.now() > deadline) return value;
+    await Bun.sleep(50);
+  }
+}
+
+/** The first letter of `ps`'s STAT of every process of `uid`. */
+const statesOf = async (uid: number) =>
+  (await runProcess(["ps", "-u", String(uid), "-o", "stat="], { cwd: "/", timeoutMs: 10_000 })).stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((s) => s[0]);
+
 test.skipIf(!asRoot)("freeze stops every process of a uid (children too) until thaw", async () => {
   const uid = 64_321;
   const child = spawn(
@@ -70,18 +90,14 @@ test.skipIf(!asRoot)("freeze stops every process of a uid (children too) until t
     },
   );
   try {
-    await Bun.sleep(300);
-    const state = async () =>
-      (await runProcess(["ps", "-u", String(uid), "-o", "stat="], { cwd: "/", timeoutMs: 10_000 })).stdout
-        .split("\n")
-        .filter(Boolean)
-        .map((s) => s[0]);
-    expect(await state()).toEqual(["S", "S", "S"]);
+    const state = () => statesOf(uid);
+    // sh and its two sleeps, started and asleep
+    expect(await settles(state, ["S", "S", "S"])).toEqual(["S", "S", "S"]);
     const stopped = await freeze(uid);
     expect(stopped.length).toBe(3);
     expect(await state()).toEqual(["T", "T", "T"]);
     thaw(stopped);
-    expect(await state()).toEqual(["S", "S", "S"]);
+    expect(await settles(state, ["S", "S", "S"])).toEqual(["S", "S", "S"]);
   } finally {
     if (child.pid) process.kill(-child.pid, "SIGKILL");
   }
@@ -105,7 +121,8 @@ test.skipIf(!asRoot)(
     });
     let stopped: number[] = [];
     try {
-      await Bun.sleep(300);
+      // the tree's sh and two sleeps and the other sleep, started and asleep
+      expect(await settles(() => statesOf(uid), ["S", "S", "S", "S"])).toEqual(["S", "S", "S", "S"]);
       const stat = async (pid: number) =>
         (
           await runProcess(["ps", "-o", "stat=", "-p", String(pid)], { cwd: "/", timeoutMs: 10_000 })
@@ -117,7 +134,7 @@ test.skipIf(!asRoot)(
       for (const pid of stopped) expect(await stat(pid)).toBe("T");
       expect(await stat(other.pid as number)).toBe("S");
       thaw(stopped);
-      for (const pid of stopped) expect(await stat(pid)).toBe("S");
+      for (const pid of stopped) expect(await settles(() => stat(pid), "S")).toBe("S");
     } finally {
       for (const child of [tree, other]) if (child.pid) process.kill(-child.pid, "SIGKILL");
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MIN_RATE_S } from "@air/core";
+import { definePlugin, MIN_RATE_S, z } from "@air/core";
 import { probes, type RunTomlOptions, runToml } from "@air/core/testing";
 
 /** Counting env, random policy, last-score reward, mean advantage, per-turn strategy, memory trainer. */
@@ -223,5 +223,25 @@ describe("the RL loop with in-memory plugins", () => {
     const first = run.of("step:end")[0]!;
     expect(first.batch.samples.every((s) => s.policyVersion === 3)).toBe(true);
     expect(run.of("weights:updated").map((e) => e.weights.version)).toEqual([4, 5]);
+  });
+
+  test("step 0's time counts from the run's start: creating the plugins is in it", async () => {
+    const SLOW_START_MS = 400;
+    const slowStart = definePlugin({
+      name: "slow-start",
+      kind: "logger",
+      configSchema: z.object({}),
+      create: async () => {
+        await Bun.sleep(SLOW_START_MS);
+        return { hooks: {} };
+      },
+    });
+    const run = await runRecorded(
+      { logger: [{ plugin: "slow-start" }], run: { max_steps: 2 } },
+      { plugins: [slowStart] },
+    );
+    expect(run.summary.status).toBe("completed");
+    const [first] = run.of("step:end").map((e) => e.metrics["time/step_s"] ?? 0);
+    expect(first).toBeGreaterThanOrEqual(SLOW_START_MS / 1000);
   });
 });

@@ -237,7 +237,7 @@ describe("tiny server routes", () => {
           if (ok) served++;
         }
       });
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 90_000;
       while (served < 16 && Date.now() < deadline) await Bun.sleep(20);
       expect(served).toBeGreaterThanOrEqual(16);
       codes.push(await busy.stop(20_000));
@@ -245,5 +245,5 @@ describe("tiny server routes", () => {
       await Promise.all(clients);
     }
     expect(codes).toEqual([0, 0, 0, 0, 0]);
-  }, 120_000);
+  }, 600_000);
 });

@@ -6,7 +6,7 @@ import { tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import type { BrowserContext } from "playwright-core";
 import { serve, type VizServer } from "./serve.ts";
-import { launchChromium, writeStore } from "./test-browser.ts";
+import { BROWSER_ACTION_MS, launchChromium, writeStore } from "./test-browser.ts";
 import { comparisonFixture } from "./test-comparison.ts";
 import { runTreeFixture } from "./test-tree.ts";
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
   dbPath = run.dbPath;
   server = serve({ dbPath, port: 0, comparison: comparisonFixture() });
   browser = await launchChromium(dir, { width: 1400, height: 1000 });
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -61,7 +61,7 @@ test("dashboard in Chromium: uPlot charts with human axes, a heatmap, live steps
   page.on("response", (r) => {
     if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`);
   });
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
 
   await page.goto(server!.url);
   await page.click("a[href='/runs/1']");
@@ -115,12 +115,12 @@ test("dashboard in Chromium: uPlot charts with human axes, a heatmap, live steps
   expect(await page.evaluate(() => document.body.dataset.liveMode)).toBe("stream");
   expect(errors).toEqual([]);
   await page.close();
-}, 90_000);
+}, 300_000);
 
 test("the live stream drops: the page falls back to polling, still updates, and returns to the stream", async () => {
   const context = browser!;
   const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   let block = true;
   await page.route("**/api/runs/1/events", (route) => (block ? route.abort() : route.continue()));
   await page.goto(`${server!.url}runs/1`);
@@ -138,13 +138,13 @@ test("the live stream drops: the page falls back to polling, still updates, and 
     [REWARD, String(before + 1)],
   );
   block = false;
-  await page.waitForSelector("body[data-live-mode='stream']", { timeout: 20_000 });
+  await page.waitForSelector("body[data-live-mode='stream']", { timeout: BROWSER_ACTION_MS });
   await page.close();
-}, 60_000);
+}, 300_000);
 
 test("the trajectory page follows a running rollout turn by turn", async () => {
   const page = await browser!.newPage();
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   const turn = (idx: number) => ({
     runId: 1,
     rolloutId: "live-r0",
@@ -172,13 +172,13 @@ test("the trajectory page follows a running rollout turn by turn", async () => {
   await page.screenshot({ path: join(OUTPUT, "viz-trajectory-live.png"), fullPage: true });
   write((db) => db.update(tables.runs).set({ status: "completed" }).run());
   await page.close();
-}, 60_000);
+}, 300_000);
 
 test("trajectory pages in Chromium: turns, validation chart, filters, compare, escaping", async () => {
   const page = await browser!.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   await page.goto(`${server!.url}runs/1/trajectories`);
   await page.fill("input[name=q]", "validate");
   await page.click("form.filters button");
@@ -213,13 +213,13 @@ test("trajectory pages in Chromium: turns, validation chart, filters, compare, e
   expect(errors).toEqual([]);
   expect(statSync(join(OUTPUT, "viz-trajectory.png")).size).toBeGreaterThan(10_000);
   await page.close();
-}, 90_000);
+}, 300_000);
 
 test("eval compare in Chromium: the AUP / performance-profile charts draw as steps with AUP in the legend", async () => {
   const page = await browser!.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   await page.goto(server!.url);
   await page.click("a[href='/eval-compare']");
   await page.waitForSelector("body[data-inline-charts-drawn]");
@@ -235,7 +235,7 @@ test("eval compare in Chromium: the AUP / performance-profile charts draw as ste
   await figures.first().screenshot({ path: join(OUTPUT, "viz-chart-aup.png") });
   expect(errors).toEqual([]);
   await page.close();
-}, 60_000);
+}, 300_000);
 
 test("a tree rollout in Chromium: from the list to the tree, a leaf, its parent by the chain", async () => {
   const run = await runTreeFixture({ dir: join(dir, "tree"), maxSteps: 1 });
@@ -247,7 +247,7 @@ test("a tree rollout in Chromium: from the list to the tree, a leaf, its parent 
   page.on("response", (r) => {
     if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`);
   });
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   try {
     await page.goto(`${treeServer.url}runs/1/trajectories`);
     await page.click("table.trajectories a.tree-link");
@@ -281,4 +281,4 @@ test("a tree rollout in Chromium: from the list to the tree, a leaf, its parent 
     await page.close();
     await treeServer.stop();
   }
-}, 90_000);
+}, 300_000);

@@ -7,7 +7,7 @@ import { runFixture } from "@air/logger-sqlite/testing";
 import type { BrowserContext } from "playwright-core";
 import { createApp, type VizApp } from "./app.ts";
 import { serve, type VizServer } from "./serve.ts";
-import { launchChromium, writeStore } from "./test-browser.ts";
+import { BROWSER_ACTION_MS, launchChromium, writeStore } from "./test-browser.ts";
 
 /** Turns the env flagged as tampering (`info.tamper`): the trajectory list's filter, the page's highlight. */
 const OUTPUT = resolve(import.meta.dir, "../../../.test-output");
@@ -25,7 +25,7 @@ beforeAll(async () => {
   app = createApp(dbPath);
   server = serve({ dbPath, port: 0 });
   browser = await launchChromium(dir, { width: 1400, height: 1000 });
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -101,7 +101,7 @@ test("flagged turns in Chromium: the list's 'flagged only' filter, the page's re
   const page = await browser!.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   try {
     await page.goto(`${server!.url}runs/1/trajectories`);
     await page.check("input[name=flagged]");
@@ -130,4 +130,4 @@ test("flagged turns in Chromium: the list's 'flagged only' filter, the page's re
     await page.close();
     setInfo(turn.info);
   }
-}, 60_000);
+}, 300_000);

@@ -6,7 +6,7 @@ import { openStore, STALE_MS, tables } from "@air/logger-sqlite";
 import { runFixture } from "@air/logger-sqlite/testing";
 import type { BrowserContext, Page } from "playwright-core";
 import { serve, type VizServer } from "./serve.ts";
-import { launchChromium } from "./test-browser.ts";
+import { BROWSER_ACTION_MS, launchChromium } from "./test-browser.ts";
 
 /**
  * The run header (`#live-text`) in Chromium says what state the run is in, as the store says it: a finished run
@@ -24,7 +24,7 @@ beforeAll(async () => {
   dbPath = run.dbPath;
   server = serve({ dbPath, port: 0 });
   browser = await launchChromium(dir);
-}, 60_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -44,7 +44,7 @@ function setRun(values: Partial<typeof tables.runs.$inferInsert>) {
 /** Opens the run's charts page and waits for the header to be drawn from the stream's first status. */
 async function open(path = "runs/1"): Promise<Page> {
   const page = await browser!.newPage();
-  page.setDefaultTimeout(20_000);
+  page.setDefaultTimeout(BROWSER_ACTION_MS);
   await page.goto(`${server!.url}${path}`);
   await page.waitForSelector("body[data-live-mode='stream']");
   await page.waitForFunction(() => document.getElementById("live-text")?.textContent?.includes("last step"));
@@ -65,7 +65,7 @@ test("a finished run reads completed, with its last step and rollouts, and never
   expect(text).not.toMatch(/\blive\b|running/);
   expect(await page.getAttribute("#live", "data-status")).toBe("completed");
   await page.close();
-}, 60_000);
+}, 300_000);
 
 test("a running run reads running · live; when its heartbeat stops it turns dead, then completed, on the open page", async () => {
   setRun({ status: "running", heartbeatAt: Date.now(), endedAt: null });
@@ -80,7 +80,7 @@ test("a running run reads running · live; when its heartbeat stops it turns dea
   await waitHeader(page, /^completed · /);
   expect(await header(page)).not.toMatch(/\blive\b/);
   await page.close();
-}, 60_000);
+}, 300_000);
 
 test("a dead run (running in the store, heartbeat lost) reads dead on the charts, system and trajectory pages", async () => {
   const beat = Date.now() - STALE_MS - 120_000;
@@ -106,4 +106,4 @@ test("a dead run (running in the store, heartbeat lost) reads dead on the charts
     expect(html).toMatch(/<span id="live-text">dead<\/span>/);
   }
   await page.close();
-}, 60_000);
+}, 300_000);

@@ -29,8 +29,8 @@ function appWith(replay?: ReplayRunner, replayTimeoutMs?: number): VizApp {
 const post = (app: VizApp, path: string, times = "2") =>
   app.request(path, { method: "POST", body: new URLSearchParams({ times }) });
 
-/** Polls the status page until it is no longer running (at most `ms`). */
-async function settled(app: VizApp, path: string, ms = 5000): Promise<string> {
+/** Polls the status page until it is no longer running (at most `ms`: generous, as on a busy machine). */
+async function settled(app: VizApp, path: string, ms = 60_000): Promise<string> {
   const deadline = Date.now() + ms;
   for (;;) {
     const text = await (await app.request(path)).text();

@@ -3,6 +3,13 @@ import { openStore } from "@air/logger-sqlite";
 import { type BrowserContext, chromium } from "playwright-core";
 
 /**
+ * Bounds of the browser tests, generous as on a busy 2-core CI machine (where Chromium runs several times slower
+ * than idle): Chromium's start and one page action (`page.setDefaultTimeout`); each test allows 300 s in all.
+ */
+export const BROWSER_START_MS = 120_000;
+export const BROWSER_ACTION_MS = 60_000;
+
+/**
  * Debian's Chromium, headless, for the dashboard's browser tests (profile under `dir`; `--no-sandbox` as root).
  * @example const browser = await launchChromium(dir, { width: 1400, height: 1000 }); await browser.close();
  */
@@ -15,7 +22,7 @@ export function launchChromium(
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--headless"],
     ...(viewport ? { viewport } : {}),
-    timeout: 30_000,
+    timeout: BROWSER_START_MS,
   });
 }
 

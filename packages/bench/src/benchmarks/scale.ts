@@ -20,6 +20,14 @@ const WORKER = `${import.meta.dir}/scale-worker.ts`;
 const FLOOR_WORKER = `${import.meta.dir}/scale-floor-worker.ts`;
 const WORKER_TIMEOUT_MS = Number(process.env.AIR_BENCH_SCALE_WORKER_S ?? 1500) * 1000;
 
+/**
+ * `--quick`: a smoke check that ends within 5 minutes on this 2-core machine, busy or not: one case, 5 turns (a
+ * rollout ~40 s; prompts stay far below the window), the run and the bare client (its warm-up and run ~80 s)
+ * each bounded at 130 s (a run that does not finish in time is a row saying so). It does not reproduce
+ * BENCHMARKS.md section 12 (the full command does).
+ */
+export const QUICK = { label: "1024, 8k", turns: 5, workerMs: 130_000, floorMs: 130_000 };
+
 interface Case {
   label: string;
   inFlight: number;
@@ -67,7 +75,16 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
     },
   ];
   // Labels hold a comma ("1024, 8k"): several cases are separated by ";".
-  const only = process.env.AIR_BENCH_SCALE_CASES?.split(";").map((s) => s.trim());
+  const only = options.quick
+    ? [QUICK.label]
+    : process.env.AIR_BENCH_SCALE_CASES?.split(";").map((s) => s.trim());
+  const ran = cases.filter((c) => !only || only.includes(c.label)).map((c) => c.label);
+  const left = cases.map((c) => c.label).filter((l) => !ran.includes(l));
+  const turns = options.quick ? QUICK.turns : TURNS;
+  const workerMs = options.quick ? QUICK.workerMs : WORKER_TIMEOUT_MS;
+  process.stderr.write(
+    `[scale] cases: ${ran.join("; ")} (${turns} turns per rollout)${left.length ? `; left out: ${left.join("; ")}` : ""}${options.quick ? " (--quick)" : ""}\n`,
+  );
   const rows = new Map<string, Row[]>();
   const sims: SimServerProcess[] = [];
   try {
@@ -88,7 +105,7 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
         const input: ScaleInput = {
           baseUrls: sims.map((s) => s.baseUrl),
           inFlight: c.inFlight,
-          maxTurns: TURNS,
+          maxTurns: turns,
           llm: LLM,
           env: ENV,
           completionTokens: COMPLETION_TOKENS,
@@ -102,7 +119,7 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
         const tokenize0 = await tokenizeRequests(sims);
         let sample: ScaleSample;
         try {
-          sample = await runWorker<ScaleSample>(WORKER, input, WORKER_TIMEOUT_MS, {
+          sample = await runWorker<ScaleSample>(WORKER, input, workerMs, {
             BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, c.inFlight * 2)),
           });
         } catch (error) {
@@ -123,14 +140,19 @@ export async function scaleBenchmark(options: BenchOptions): Promise<BenchReport
           serverCpuMsPerTurn: serverCpu / Math.max(1, sample.turns),
           tokenizePerTurn: ((await tokenizeRequests(sims)) - tokenize0) / Math.max(1, sample.turns),
         };
-        if (rep === 0) row.floorCpuMsPerRequest = await floorCpu(input, c.inFlight);
+        if (rep === 0)
+          row.floorCpuMsPerRequest = await floorCpu(
+            input,
+            c.inFlight,
+            options.quick ? QUICK.floorMs : WORKER_TIMEOUT_MS,
+          );
         rows.set(c.label, [...(rows.get(c.label) ?? []), row]);
       }
     }
   } finally {
     for (const s of sims) await s.stop();
   }
-  return scaleReport(rows, options);
+  return scaleReport(rows, { ...options, turns, left });
 }
 
 /** `POST /tokenize` requests the sim servers answered so far (the policy checking prompts against the window). */
@@ -140,9 +162,9 @@ async function tokenizeRequests(sims: SimServerProcess[]): Promise<number> {
 }
 
 /** The bare client's CPU per request for the case's requests (`scale-floor-worker.ts`); NaN when it failed. */
-async function floorCpu(input: ScaleInput, inFlight: number): Promise<number> {
+async function floorCpu(input: ScaleInput, inFlight: number, timeoutMs: number): Promise<number> {
   try {
-    const floor = await runWorker<FloorSample>(FLOOR_WORKER, input, WORKER_TIMEOUT_MS, {
+    const floor = await runWorker<FloorSample>(FLOOR_WORKER, input, timeoutMs, {
       BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.max(256, inFlight * 2)),
     });
     process.stderr.write(

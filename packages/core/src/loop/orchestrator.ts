@@ -40,6 +40,8 @@ export interface OrchestratorOptions {
   pending?: PendingWork;
   /** Plugin counters merged into each step's metrics. */
   stepMetrics?: () => Record<string, number>;
+  /** When the run started (`startRun`'s entry, before its plugins were created): the first step's time counts from it. */
+  runStartMs?: number;
 }
 
 export interface RunSummary {
@@ -60,7 +62,7 @@ export class Orchestrator {
   readonly pending: PendingWork;
   private readonly semaphore: Semaphore;
   private rolloutCounter = 0;
-  /** When the previous step's line was emitted (the loop's start before the first). */
+  /** When the previous step's line was emitted (the run's start before the first). */
   private lastStepMs = Date.now();
   private readonly failures: FailureWatch;
 
@@ -80,7 +82,7 @@ export class Orchestrator {
   async run(): Promise<RunSummary> {
     const { orchestrator: o, maxSteps, bus, signal } = this.options;
     const start = this.options.startStep ?? 0;
-    this.lastStepMs = Date.now();
+    this.lastStepMs = this.options.runStartMs ?? Date.now();
     this.failures.totals.weightUpdates = 0;
     let completed = 0;
     const generations = new Map<number, Promise<Trajectory[]>>();
@@ -153,7 +155,7 @@ export class Orchestrator {
     });
     if (o.tree) Object.assign(batch.metrics, treeMetrics(trajectories));
     Object.assign(batch.metrics, this.options.stepMetrics?.() ?? {});
-    // The step's time is the wall time since the previous step's line (the loop's start for the first): the
+    // The step's time is the wall time since the previous step's line (the run's start for the first): the
     // training and weight loads of the step before are in it, and rollouts generated ahead of time (off-policy)
     // are not counted twice, so the steps' times add up to the run's. A rate over less than MIN_RATE_S is left out.
     const stepSeconds = (t0 - this.lastStepMs) / 1000;

@@ -27,6 +27,7 @@ export interface StartRunOptions {
  */
 export async function startRun(config: ResolvedConfig, options: StartRunOptions = {}): Promise<RunSummary> {
   const { root } = config;
+  const runStartMs = Date.now();
   const host = new PluginHost(config, {
     sink: options.sink,
     signal: options.signal,
@@ -50,6 +51,7 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
     await host.emit("run:start", { runName: root.run.name, runDir: config.runDir, config: root });
     const orchestrator = new Orchestrator(parts, {
       stepMetrics: () => host.stepMetrics(),
+      runStartMs,
       orchestrator: root.orchestrator,
       maxSteps: root.run.max_steps,
       startStep: options.startStep,

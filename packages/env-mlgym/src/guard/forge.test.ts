@@ -20,11 +20,16 @@ const HONEST = "def row_strategy(history):\n    return 0\n";
 const forge = `import json\nFORGE = json.dumps({"Score": ${FORGED}})\n`;
 
 /** Forge probes on the known-game fixture (prisonersDilemma laid out as MLGym's, evaluator imports strategy.py). */
-const PROBES: { name: string; files: Record<string, string>; expect: "honest" | "error" }[] = [
+const PROBES: {
+  name: string;
+  files: Record<string, string>;
+  /** honest: the real score; error: a boundary error, no score; output: no score, as MLGym's evaluation whose output the agent's print broke. */
+  expect: "honest" | "error" | "output";
+}[] = [
   {
     name: "print at import",
     files: { "strategy.py": `${forge}print(FORGE, flush=True)\n${HONEST}` },
-    expect: "honest",
+    expect: "output",
   },
   {
     name: "atexit",
@@ -114,7 +119,13 @@ for (const runtime of ["local", "docker"] as const) {
           expect(result?.kind, said).toBe("validate");
           expect(Object.values(result?.scores ?? {}), said).not.toContain(FORGED);
           if (probe.expect === "honest") expect(result?.scores, said).toEqual({ Score: 3 });
-          else {
+          else if (probe.expect === "output") {
+            // shown as MLGym shows an evaluation its metrics decode failed on: the print, then the evaluator's output
+            expect(result?.scores, said).toBeUndefined();
+            expect(result?.evaluationError, said).toStartWith(
+              `Failed to decode metrics from evaluation script. Output:\n---\n{"Score": ${FORGED}}\n{\n  "Score": 3.0\n}\n---\n`,
+            );
+          } else {
             expect(result?.scores, said).toBeUndefined();
             expect(result?.evaluationError, said).toStartWith("Evaluation error: ");
           }

@@ -7,11 +7,13 @@ const source = (file: string) => readFileSync(new URL(file, import.meta.url), "u
 
 /**
  * Source of air's import guard, run with `python -c`: `import-guard.py` (the evaluation side) after
- * `PLAIN_SOURCE` (`plain.py`, shared) and `HOST_SOURCE` (`host.py`, the agent's process) as string literals.
+ * `PLAIN_SOURCE` (`plain.py`, shared) and `HOST_SOURCE` (`host.py`, the agent's process) as string literals and
+ * `agent-output.py` (what the agent's module wrote, reported after the evaluation).
  */
 export const IMPORT_GUARD = [
   `PLAIN_SOURCE = ${JSON.stringify(source("./plain.py"))}`,
   `HOST_SOURCE = ${JSON.stringify(source("./host.py"))}`,
+  source("./agent-output.py"),
   source("./import-guard.py"),
 ].join("\n");
 

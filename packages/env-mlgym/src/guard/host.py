@@ -4,7 +4,6 @@ import ctypes
 import marshal
 import os
 import sys
-import traceback
 import types
 
 MAX_MESSAGE = 64 << 20
@@ -117,7 +116,7 @@ def describe(module):
 
 
 def error_reply(error):
-    return ("raise", type(error).__name__, str(error)[:4000], traceback.format_exc()[-4000:])
+    return ("raise", type(error).__name__, str(error)[:4000], format_without_guard(error)[-4000:])
 
 
 def main():

@@ -48,12 +48,17 @@ class Host:
                 confine = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
             except KeyError:
                 fail("the evaluation runs as root and there is no user 'nobody' to run the agent's module as")
+        # What the agent's module writes (stdout and stderr, unbuffered: `-u`) goes to a pipe this process drains;
+        # it is only ever shown when the evaluation fails, never read for a score.
+        self.output = bytearray()
+        self.output_bytes = 0
+        output_r, output_w = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", HOST, str(to_host), str(from_host)],
+                [sys.executable, "-I", "-u", "-c", HOST, str(to_host), str(from_host)],
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
                 pass_fds=(to_host, from_host),
                 cwd="/",
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LANG": "C.UTF-8"},
@@ -64,6 +69,9 @@ class Host:
             fail(f"cannot start the process for the agent's module ({error})")
         os.close(to_host)
         os.close(from_host)
+        os.close(output_w)
+        self.drain = threading.Thread(target=self.read_output, args=(output_r,), name="air-guard-output", daemon=True)
+        self.drain.start()
         self.buffer = bytearray()
         # A call waits in a blocking read (one system call, no poll per call); this watchdog ends the
         # evaluation when one call (its write and its reads) has taken longer than the timeout.
@@ -90,6 +98,18 @@ class Host:
                 data = data[os.write(self.wfd, data):]
         except OSError:
             self.ended()
+
+    def read_output(self, fd):
+        while True:
+            try:
+                b = os.read(fd, 1 << 16)
+            except OSError:
+                b = b""
+            if not b:
+                os.close(fd)
+                return
+            self.output_bytes += len(b)
+            self.output += b[: max(0, MAX_AGENT_OUTPUT - len(self.output))]
 
     def watchdog(self):
         period = min(1.0, self.timeout / 4)
@@ -273,8 +293,9 @@ def main():
     while args and args[0] != "--":
         options[args[0]] = args[1]
         args = args[2:]
-    script, script_args = args[1], args[2:]
-    workspace = os.path.dirname(os.path.abspath(script))
+    # Absolute, as MLGym runs it (python /home/agent/workspace/evaluate.py): sys.argv[0] and tracebacks say so.
+    script, script_args = os.path.abspath(args[1]), args[2:]
+    workspace = os.path.dirname(script)
 
     def names(option):
         return {n[:-3] for n in options[option].split(",") if n.endswith(".py") and "/" not in n}
@@ -292,7 +313,22 @@ def main():
     import runpy
 
     atexit.register(stop_host)
-    runpy.run_path(script, run_name="__main__")
+
+    def excepthook(kind, error, trace):
+        # The traceback Python prints, without this guard's frames: the agent sees the evaluation's as in MLGym.
+        error.__traceback__ = trace
+        os.write(2, format_without_guard(error).encode(errors="replace"))
+        report_agent_output()
+
+    sys.excepthook = excepthook
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as end:
+        if report_agent_output() and end.code in (None, 0):
+            end_for_agent_output()
+        raise
+    if report_agent_output():
+        end_for_agent_output()
 
 
 main()

@@ -52,3 +52,36 @@ def checked(value, depth=0):
             checked(v, depth + 1)
         return value
     raise ValueError(f"a {type(value).__name__}")
+
+
+def without_guard(trace):
+    """`trace` without the frames of air's import guard (its `python -c` source, runpy's, and importlib's around
+    its loaders, which Python drops for a plain import): what remains is the evaluation's code and the agent's,
+    the frames a traceback shows in MLGym."""
+    import types
+
+    kept = []
+    while trace is not None:
+        name = trace.tb_frame.f_code.co_filename
+        if not (name == "<string>" or name.startswith(("<frozen runpy", "<frozen importlib._bootstrap")) or name.endswith("/runpy.py")):
+            kept.append(trace)
+        trace = trace.tb_next
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def format_without_guard(error):
+    """The traceback Python prints for `error` (its causes and contexts too), each without the guard's frames."""
+    import traceback
+
+    seen, todo = set(), [error]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        e.__traceback__ = without_guard(e.__traceback__)
+        todo += [e.__cause__, e.__context__]
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))

@@ -65,7 +65,7 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
     ]);
     expect(results).toHaveLength(9);
     expect(results[0]?.observation).toStartWith(
-      "README.md\ndata/\nevaluate.py\ntrain.py\n(Current Step: 1, Remaining Steps: 19)",
+      "README.md\ndata/\nevaluate.py*\ntrain.py\n(Current Step: 1, Remaining Steps: 19)",
     );
     expect(results[2]).toMatchObject({ kind: "validate", done: false });
     expect(results[2]?.evaluationError).toContain("No submission file found");
@@ -245,7 +245,7 @@ export function sharedSuite(runtime: "docker" | "local", enabled: boolean): void
       "python train.py",
       "validate",
     ]);
-    expect(results[0]?.observation).toStartWith("README.md\ndata/\nevaluate.py\ntrain.py\n(Current Step");
+    expect(results[0]?.observation).toStartWith("README.md\ndata/\nevaluate.py*\ntrain.py\n(Current Step");
     if (runtime === "docker") expect(results[1]?.observation).toStartWith("no-sleep");
     expect(results[3]?.scores?.r2).toBeCloseTo(example.score?.baseline?.r2 as number, 6);
   });
@@ -273,7 +273,7 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
         try {
           const ls = await child.step({ text: "", command: "cat notes.txt; ls" });
           expect(ls.observation).toStartWith(
-            "note\nREADME.md\ndata/\nevaluate.py\nnotes.txt\nsubmission.csv\ntrain.py\n",
+            "note\nREADME.md\ndata/\nevaluate.py*\nnotes.txt\nsubmission.csv\ntrain.py\n",
           );
           const validate = await child.step({ text: "", command: "validate" });
           expect(validate.scores?.r2).toBeLessThan(0.01);
@@ -365,7 +365,9 @@ export function snapshotSuite(runtime: "docker" | "local", enabled: boolean): vo
         );
         try {
           const next = await child.step({ text: "", command: "ls" });
-          expect(next.observation).toStartWith("test.csv\ntrain.csv\n(Current Step: 3, Remaining Steps: 17)");
+          expect(next.observation).toStartWith(
+            "test.csv*\ntrain.csv*\n(Current Step: 3, Remaining Steps: 17)",
+          );
           expect(next.observation).toMatch(
             /\(Open file: \S+\/workspace\/train\.py\)\n\(Current directory: \S+\/workspace\/data\)/,
           );

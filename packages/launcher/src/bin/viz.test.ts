@@ -15,6 +15,14 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * Bounds of a dashboard process's start (bun loading the launcher: ~1 s idle), one page, its exit on SIGTERM,
+ * generous, as on a busy 2-core CI machine (each test allows 180 s in all).
+ */
+const START_MS = 60_000;
+const PAGE_MS = 30_000;
+const EXIT_MS = 30_000;
+
 /** Reads the child's stderr until it prints the dashboard URL (or exits, or `timeoutMs` passes). */
 async function waitForUrl(
   child: Bun.Subprocess<"ignore", "ignore", "pipe">,
@@ -42,17 +50,17 @@ describe("bun run viz", () => {
   test("serves a run dir on 127.0.0.1 and stops on SIGTERM", async () => {
     const child = Bun.spawn(["bun", BIN, runDir, "--port", "0"], { stdout: "ignore", stderr: "pipe" });
     try {
-      const url = await waitForUrl(child, 15_000);
+      const url = await waitForUrl(child, START_MS);
       expect(url).toStartWith("http://127.0.0.1:");
-      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      const res = await fetch(url, { signal: AbortSignal.timeout(PAGE_MS) });
       expect(res.status).toBe(200);
       expect(await res.text()).toContain("fixture");
       child.kill("SIGTERM");
-      expect(await Promise.race([child.exited, Bun.sleep(5000).then(() => "timeout")])).toBe(0);
+      expect(await Promise.race([child.exited, Bun.sleep(EXIT_MS).then(() => "timeout")])).toBe(0);
     } finally {
       child.kill("SIGKILL");
     }
-  }, 30_000);
+  }, 180_000);
 
   test("--compare alone serves the eval comparison", async () => {
     const report = writeReport(join(dir, "r.json"), "r", [taskFigures("t1", 2, 2)]);
@@ -61,15 +69,15 @@ describe("bun run viz", () => {
       stderr: "pipe",
     });
     try {
-      const url = await waitForUrl(child, 15_000);
-      const res = await fetch(`${url}eval-compare`, { signal: AbortSignal.timeout(5000) });
+      const url = await waitForUrl(child, START_MS);
+      const res = await fetch(`${url}eval-compare`, { signal: AbortSignal.timeout(PAGE_MS) });
       expect(await res.text()).toContain("Performance profile: best attempt");
       child.kill("SIGTERM");
-      expect(await Promise.race([child.exited, Bun.sleep(5000).then(() => "timeout")])).toBe(0);
+      expect(await Promise.race([child.exited, Bun.sleep(EXIT_MS).then(() => "timeout")])).toBe(0);
     } finally {
       child.kill("SIGKILL");
     }
-  }, 30_000);
+  }, 180_000);
 
   test("bad arguments exit with 2 and the usage", async () => {
     const notReport = join(dir, "not-a-report.json");
