@@ -7,7 +7,7 @@ import { deploymentProblems } from "./plugin-needs.ts";
 import { pluginTasks } from "./plugin-tasks.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { inferenceParallelProblems, resolveTrainerWorld } from "./trainer-world.ts";
+import { resolveTrainerWorld } from "./trainer-world.ts";
 
 export { EXIT };
 
@@ -26,7 +26,6 @@ export async function resolveConfig(
   // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
   const problems = [
     ...resolveTrainerWorld(config),
-    ...inferenceParallelProblems(config),
     ...resolveAdminUrls(config),
     ...deploymentProblems(config),
   ];

@@ -10,8 +10,8 @@ import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
-async function load(overrides: string[] = []): Promise<RunConfig> {
-  const fx = await writeFixtureConfig();
+async function load(overrides: string[] = [], withTrainer = true): Promise<RunConfig> {
+  const fx = await writeFixtureConfig({ withTrainer });
   return loadConfig(fx.file, {
     registry: builtinRegistry(),
     overrides: parseOverrides(overrides),
@@ -190,6 +190,6 @@ describe("prime-rl commands", () => {
   });
 
   test("trainer kind none starts nothing", async () => {
-    expect(await trainerChild(await load(["--trainer_process.kind", "none"]), gpus)).toBeUndefined();
+    expect(await trainerChild(await load([], false), gpus)).toBeUndefined();
   });
 });

@@ -19,7 +19,7 @@ export function clientHost(host: string): string {
  */
 export function engineBaseUrl(config: RunConfig): string {
   const { inference } = config.root;
-  const port = inferenceKind(config)?.enginePort?.(processContext(config));
+  const port = inferenceKind(config)?.enginePort?.(processContext(config, "inference"));
   if (port !== undefined) return `http://${clientHost(inference.host)}:${port}`;
   return inferenceBaseUrl(config);
 }
@@ -52,7 +52,7 @@ export async function inferenceChild(config: RunConfig, gpus: GpuMap): Promise<C
   const base = inferenceBaseUrl(config);
   const paths = inf.health_paths.map((p) => (p.startsWith("/") ? p : `/${p}`));
   const engine = engineBaseUrl(config);
-  const spec = processSpec(kind, config, {
+  const spec = processSpec(kind, "inference", config, {
     ids: cudaIds(config, gpus.inference),
     count: gpus.inference.length,
   });
@@ -82,6 +82,12 @@ export async function trainerChild(
   const kind = trainerKind(config);
   if (!kind) return undefined;
   const ids = cudaIds(config, gpus.trainer);
-  const spec = processSpec(kind, config, { ids, count: gpus.trainer.length }, resume.primeStep);
+  const spec = processSpec(
+    kind,
+    "trainer_process",
+    config,
+    { ids, count: gpus.trainer.length },
+    resume.primeStep,
+  );
   return { role: "trainer", startupTimeoutMs: tp.startup_timeout_ms, exitZeroOk: true, ...started(spec) };
 }

@@ -1,20 +1,17 @@
 import { engineBaseUrl, inferenceBaseUrl } from "./commands.ts";
-import { inferenceKind } from "./process-kinds.ts";
+import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 
 /**
- * With prime-rl's router in front of the engine the launcher starts (`[inference] router = true`; prime-rl's
- * server has one), the policy's admin calls must go past the router to the engine, as prime-rl's `rl` sets the
+ * With a router in front of the engine the launcher starts (its process kind's `enginePort`; prime-rl's server
+ * with `[inference] router = true`), the policy's admin calls must go past the router to the engine, as prime-rl's `rl` sets the
  * orchestrator's `admin_base_url`: the policy's `launch.routeAdmin` hook fills in its admin address (openai:
  * `[policy] admin_url`, one per `base_url`) and returns the problems, each naming its keys.
  * @example resolveAdminUrls(config) // [] and config.plugins.policy.config.admin_url === ["http://127.0.0.1:8100/v1"]
  */
 export function resolveAdminUrls(config: RunConfig): string[] {
-  const { inference } = config.root;
   const at = ` (${config.file})`;
-  if (!inference.router) return [];
-  if (!inferenceKind(config)?.enginePort)
-    return [`inference.router: kind = "${inference.kind}" starts no router in front of its engine${at}`];
+  if (inferenceKind(config)?.enginePort?.(processContext(config, "inference")) === undefined) return [];
   const policy = config.plugins.policy;
   const hook = policy.definition.launch?.routeAdmin;
   if (!hook) return [];

@@ -1,4 +1,5 @@
 import type { CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
+import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 
@@ -58,20 +59,15 @@ export async function pluginPreflight(config: RunConfig): Promise<CheckResult[]>
 }
 
 /**
- * Deployments that cannot work, found before anything starts (`rl validate` and `rl` exit 2 with these): e.g. a
- * policy that reloads full weights through prime-rl's admin routes against stock `vllm serve`, which has none.
+ * Deployments that cannot work, found before anything starts (`rl validate` and `rl` exit 2 with these): the
+ * inference kind's own problems (e.g. stock `vllm serve` has no admin routes for a policy that reloads full
+ * weights; its GPUs cannot be split by its tensor parallel size) and the trainer's (`restartProblems`).
  * @example deploymentProblems(config) // ["[inference] kind = \"vllm\" ... (run.toml)"]
  */
 export function deploymentProblems(config: RunConfig): string[] {
-  const { inference, trainer_process: tp } = config.root;
-  const needs = pluginNeeds(config);
-  const problems: string[] = [];
-  if (inference.kind === "vllm" && tp.kind !== "none" && needs.weightUpdate === "full")
-    problems.push(
-      'inference.kind: stock `vllm serve` ("vllm") has no /pause, /update_weights, /resume, which the policy\'s ' +
-        'weight_update = "full" calls after every step; use kind = "prime-rl" (its server has them) or ' +
-        `[policy] weight_update = "lora" with [inference.lora] enabled = true (${config.file})`,
-    );
+  const server = inferenceKind(config);
+  const ctx = processContext(config, "inference", pluginNeeds(config).weightUpdate);
+  const problems = (server?.problems?.(ctx) ?? []).map((p) => `${p} (${config.file})`);
   problems.push(...restartProblems(config));
   return problems;
 }

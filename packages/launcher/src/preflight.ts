@@ -7,7 +7,7 @@ import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
 import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
 import { checkGpus } from "./preflight-gpus.ts";
-import { inferenceKind, processSpec, trainerKind } from "./process-kinds.ts";
+import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
 import { liveRuns } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -76,8 +76,9 @@ async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
   const wanted: Array<[string, string, number]> = [];
   if (inference.kind !== "external" && !isTrainerWorker(config))
     wanted.push(["inference", inference.host, inference.port]);
-  if (tp.kind !== "none" && tp.launch === "torchrun" && tp.node_rank === 0)
-    wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
+  const trainer = trainerKind(config);
+  const rendezvous = trainer && (trainer.ranks?.(processContext(config), 0).rendezvous ?? true);
+  if (rendezvous && tp.node_rank === 0) wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
   const out: CheckResult[] = [];
   for (const [what, host, port] of wanted) {
     const name = `port ${port} free (${what})`;
@@ -143,7 +144,8 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
   ] as const) {
     if (!kind) continue;
     try {
-      const program = processSpec(kind, config, none).argv[0];
+      const program = processSpec(kind, role === "trainer" ? "trainer_process" : "inference", config, none)
+        .argv[0];
       if (program) wanted.push([role, program]);
     } catch (error) {
       unbuilt.push(fail(`${role} command`, (error as Error).message));

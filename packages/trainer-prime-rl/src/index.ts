@@ -22,6 +22,15 @@ export {
   primeRlTrainerConfig,
 } from "./config.ts";
 export { type PrimeRlConfigClass, primeRlFields, tomlKeys, unknownPrimeRlKeys } from "./fields.ts";
+export {
+  type PrimeRlServerSection,
+  type PrimeRlTrainerSection,
+  primeRlServerSection,
+  primeRlTrainerContext,
+  primeRlTrainerSection,
+  type VllmServerSection,
+  vllmServerSection,
+} from "./launch-sections.ts";
 export { readStepMetrics, waitForStepMetrics } from "./metrics.ts";
 export {
   decodeMicroBatches,
@@ -46,14 +55,9 @@ export {
   primeRlTorchrunArgv,
   vllmTrainingArgs,
 } from "./prime-rl-argv.ts";
-export {
-  PRIME_RL_PROCESSES,
-  primeRlInferenceToml,
-  primeRlTrainerSpec,
-  trainerCheckpointInterval,
-  vllmServeArgv,
-} from "./processes.ts";
+export { PRIME_RL_PROCESSES, primeRlTrainerSpec, trainerCheckpointInterval } from "./processes.ts";
 export { lastStableStep } from "./restart.ts";
+export { primeRlInferenceToml, vllmServeArgv } from "./servers.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
 export { primeRlPaths, primeRlSettings, primeRlTrainerToml } from "./trainer-toml.ts";
 export { waitForFile } from "./watch.ts";
