@@ -172,6 +172,16 @@ export interface ProcessSpec {
   files: Array<{ path: string; text: string; owner?: "master" }>;
 }
 
+/** Disk a process keeps under `dir` at most, estimated before it starts (`rl check` compares it with what is free). */
+export interface DiskEstimate {
+  dir: string;
+  bytes: number;
+  /** How it was estimated, for the check's line. */
+  how: string;
+  /** The TOML keys that change it, for the refusal. */
+  keys: string[];
+}
+
 /**
  * One kind of process the launcher starts (`[trainer_process] kind`, `[inference] kind`): the plugin declares
  * its own keys of the section (`section`, a strict zod object: the launcher's schema is built from the kinds it
@@ -195,6 +205,8 @@ export interface ProcessKind<S = Record<string, unknown>> {
    * (torchrun's rendezvous); default: one rank per GPU, with a rendezvous.
    */
   ranks?(ctx: ProcessContext<S>, gpus: number): { perNode: number; rendezvous: boolean };
+  /** Trainer: the disk its checkpoints keep at most (the launcher's environment, e.g. `HF_HOME`). */
+  disk?(ctx: ProcessContext<S>, env: Record<string, string | undefined>): DiskEstimate | undefined;
 }
 
 /**

@@ -4,8 +4,10 @@ import { dirname, join, resolve } from "node:path";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
+import type { diskSpace } from "./disk.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
 import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
+import { checkCheckpointDisk } from "./preflight-disk.ts";
 import { checkGpus } from "./preflight-gpus.ts";
 import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
 import { liveRuns } from "./rundir.ts";
@@ -18,6 +20,8 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Path to the `rl` entry, shown in "stop it with ..." hints. */
   rlEntry?: string;
+  /** Free space of a file system (tests: a small disk); default `statfs`. */
+  diskSpace?: typeof diskSpace;
 }
 
 /** Resolves when `host:port` can be bound (then frees it), false when something holds it. */
@@ -205,6 +209,7 @@ export async function runPreflight(
   const results: CheckResult[] = [checkOutputDir(config), checkPreviousRun(config, rlEntry)];
   results.push(...(await checkPorts(config)));
   results.push(...checkGpus(config, env));
+  results.push(...checkCheckpointDisk(config, env, options.diskSpace));
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
   results.push(...(await pluginPreflight(config)));

@@ -5,6 +5,7 @@ export {
   resumeCheckpoint,
   stepNumbers,
 } from "./checkpoints.ts";
+export { modelParameters } from "./ckpt-size.ts";
 export { cleanFutureSteps } from "./clean.ts";
 export {
   type BatchPart,
@@ -55,10 +56,11 @@ export {
   primeRlTorchrunArgv,
   vllmTrainingArgs,
 } from "./prime-rl-argv.ts";
-export { PRIME_RL_PROCESSES, primeRlTrainerSpec, trainerCheckpointInterval } from "./processes.ts";
+export { PRIME_RL_PROCESSES, primeRlTrainerSpec } from "./processes.ts";
 export { lastStableStep } from "./restart.ts";
 export { primeRlInferenceToml, vllmServeArgv } from "./servers.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
+export { trainerCheckpointInterval } from "./trainer-keys.ts";
 export { primeRlPaths, primeRlSettings, primeRlTrainerToml } from "./trainer-toml.ts";
 export { waitForFile } from "./watch.ts";
 export {
