@@ -1,7 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ProcessSpec } from "@air/core";
 import type { GpuMap } from "./gpus.ts";
+import { isTrainerWorker } from "./launch-parts.ts";
 import { cudaIds } from "./local-paths.ts";
 import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
@@ -31,11 +32,20 @@ export function inferenceBaseUrl(config: RunConfig): string {
   return `http://${clientHost(inference.host)}:${inference.port}`;
 }
 
-/** Writes the config files a process declared, then gives its command and environment. */
-function started(spec: ProcessSpec): Pick<ChildSpec, "argv" | "env"> {
+/**
+ * Writes the config files a process declared, each whole before it is visible (a temporary file, then a rename: a
+ * process never parses a half-written one), then gives its command and environment. On a trainer worker node the
+ * master's files (`owner: "master"`) are left alone: one writer per file. The worker's ranks read the master's
+ * copy on the shared output dir, which the master wrote before its torchrun joined the rendezvous that the
+ * worker's ranks wait for, so every rank loads the same resume step.
+ */
+function started(spec: ProcessSpec, worker = false): Pick<ChildSpec, "argv" | "env"> {
   for (const file of spec.files) {
+    if (worker && file.owner === "master") continue;
     mkdirSync(dirname(file.path), { recursive: true });
-    writeFileSync(file.path, file.text);
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.text);
+    renameSync(tmp, file.path);
   }
   return { argv: spec.argv, env: spec.env };
 }
@@ -89,5 +99,11 @@ export async function trainerChild(
     { ids, count: gpus.trainer.length },
     resume.primeStep,
   );
-  return { role: "trainer", startupTimeoutMs: tp.startup_timeout_ms, exitZeroOk: true, ...started(spec) };
+  const worker = isTrainerWorker(config);
+  return {
+    role: "trainer",
+    startupTimeoutMs: tp.startup_timeout_ms,
+    exitZeroOk: true,
+    ...started(spec, worker),
+  };
 }

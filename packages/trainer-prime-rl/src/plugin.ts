@@ -61,10 +61,10 @@ export default definePlugin({
       const control = join(runDir, "control");
       mkdirSync(control, { recursive: true });
       const lora = config.lora ? { rank: config.lora_rank, alpha: config.lora_alpha } : null;
-      writeFileSync(
-        join(control, "orch.toml"),
-        orchestratorControlToml({ model: ctx.modelName, runDir, lora }),
-      );
+      // Whole before it is visible: the trainer polls for this file and parses it once it exists.
+      const file = join(control, "orch.toml");
+      writeFileSync(`${file}.tmp`, orchestratorControlToml({ model: ctx.modelName, runDir, lora }));
+      renameSync(`${file}.tmp`, file);
     }
     ctx.log.debug(`prime-rl ${codec.version} (${codec.tag}), run dir ${runDir}, metrics ${metricsFile}`);
     // prime-rl steps are consecutive batches: an empty air step sends nothing and takes no number. The map is
