@@ -1,4 +1,5 @@
-import type { CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
+import type { CheckResult, PluginNeeds, ResolvedPlugin } from "@air/core";
+import { launchContext } from "./launch-context.ts";
 import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
@@ -7,11 +8,6 @@ import { restartProblems } from "./trainer-restart.ts";
 function allPlugins(config: RunConfig): ResolvedPlugin[] {
   const p = config.plugins;
   return [p.env, p.policy, p.trainer, p.advantage, p.strategy, ...p.rewards, ...p.loggers];
-}
-
-/** The context a plugin's launch hooks get. */
-export function launchContext(config: RunConfig, inferenceUrl?: string): LaunchContext {
-  return { configDir: config.dir, runDir: config.runDir, inferenceUrl, modelName: config.root.model.name };
 }
 
 /**
