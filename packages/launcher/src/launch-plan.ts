@@ -3,10 +3,10 @@ import { writeDockerHosts } from "./containers.ts";
 import type { FinalWeights } from "./final-weights.ts";
 import type { GpuMap } from "./gpus.ts";
 import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs } from "./launch-parts.ts";
-import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
+import { planOf } from "./run-plan.ts";
 import { readLastCompletedStep, writeResolvedConfig } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -110,7 +110,7 @@ export async function planLaunch(
     launcherPid: process.pid,
     httpRequestLimit: currentHttpRequestLimit(),
   });
-  const needs = pluginNeeds(config);
+  const { needs } = planOf(config);
   // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
   if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
   const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);

@@ -16,6 +16,8 @@ import { prepareTrainerRunDir } from "./trainer-run.ts";
 /** A started run's moving parts, shared by supervise and teardown. */
 export interface LaunchSession {
   config: RunConfig;
+  /** What the orchestrator runs: the plan's config with the launcher's loggers (a new object). */
+  runConfig: RunConfig;
   plan: LaunchPlan;
   options: LaunchOptions;
   err: (text: string) => void;
@@ -98,11 +100,12 @@ export function openSession(
     write: out,
     tty: options.tty ?? false,
   });
-  config.plugins.loggers = [
+  const loggers = [
     ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
     events.plugin,
     lines.plugin,
   ];
+  const runConfig: RunConfig = { ...config, plugins: { ...config.plugins, loggers } };
   savePids();
   const reaper = startReaper(stateDir, launcher.grace_ms, plan.usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
@@ -117,6 +120,7 @@ export function openSession(
   const { view } = lines;
   const session: LaunchSession = {
     config,
+    runConfig,
     plan,
     options,
     err,
@@ -137,7 +141,7 @@ export function openSession(
  * orchestrator's summary (none on a worker node or when aborted before it started).
  */
 export async function supervise(session: LaunchSession): Promise<RunSummary | undefined> {
-  const { config, plan, options, err, controller, supervisor, view } = session;
+  const { config, runConfig, plan, options, err, controller, supervisor, view } = session;
   const { root, runDir } = config;
   const { gpus, startStep, worker } = plan;
   const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
@@ -162,7 +166,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
   }
   if (controller.signal.aborted) return undefined;
   const logSink = stderrSink(root.run.log_level as LogLevel);
-  const running = startRun(config, {
+  const running = startRun(runConfig, {
     sink: (level, source, message) => {
       view.clearLine();
       logSink(level, source, message);

@@ -1,8 +1,6 @@
 import type { CheckResult, PluginNeeds, ResolvedPlugin } from "@air/core";
 import { launchContext } from "./launch-context.ts";
-import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
-import { restartProblems } from "./trainer-restart.ts";
 
 /** Every plugin section of a run, each with its TOML path (for messages). */
 function allPlugins(config: RunConfig): ResolvedPlugin[] {
@@ -52,18 +50,4 @@ export async function pluginPreflight(config: RunConfig): Promise<CheckResult[]>
     }
   }
   return out;
-}
-
-/**
- * Deployments that cannot work, found before anything starts (`rl validate` and `rl` exit 2 with these): the
- * inference kind's own problems (e.g. stock `vllm serve` has no admin routes for a policy that reloads full
- * weights; its GPUs cannot be split by its tensor parallel size) and the trainer's (`restartProblems`).
- * @example deploymentProblems(config) // ["[inference] kind = \"vllm\" ... (run.toml)"]
- */
-export function deploymentProblems(config: RunConfig): string[] {
-  const server = inferenceKind(config);
-  const ctx = processContext(config, "inference", pluginNeeds(config).weightUpdate);
-  const problems = (server?.problems?.(ctx) ?? []).map((p) => `${p} (${config.file})`);
-  problems.push(...restartProblems(config));
-  return problems;
 }

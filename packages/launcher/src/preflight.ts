@@ -6,10 +6,11 @@ import { inferenceBaseUrl } from "./commands.ts";
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import type { diskSpace } from "./disk.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
-import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
+import { pluginPreflight } from "./plugin-needs.ts";
 import { checkCheckpointDisk } from "./preflight-disk.ts";
 import { checkGpus } from "./preflight-gpus.ts";
 import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
+import { planOf } from "./run-plan.ts";
 import { liveRuns } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -115,7 +116,7 @@ async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
 
 /** The URL a plugin sends requests to (`launch.needs`) must be the server the launcher starts (prime-rl checks the same). */
 function checkPolicyUrl(config: RunConfig): CheckResult[] {
-  const baseUrl = pluginNeeds(config).inferenceUrl;
+  const baseUrl = planOf(config).needs.inferenceUrl;
   if (baseUrl === undefined) return [];
   const name = "policy base_url reaches the inference server";
   const server = inferenceBaseUrl(config);
@@ -170,7 +171,7 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
   const { launcher } = config.root;
-  const images = launcher.docker_image ? [launcher.docker_image] : pluginNeeds(config).dockerImages;
+  const images = launcher.docker_image ? [launcher.docker_image] : planOf(config).needs.dockerImages;
   if (images.length === 0) return [];
   const docker = dockerClient();
   if (!(await dockerReachable(docker)))

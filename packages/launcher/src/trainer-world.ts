@@ -28,33 +28,34 @@ export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
 }
 
 /**
- * Fills in the `[trainer]` values that follow from how the trainer is launched (the trainer plugin's
- * `launch.derive` hook; prime-rl: `data_world_size`, `pad_to_multiple_of` and, with several nodes, `zmq_host`)
- * and returns the problems of a config whose ranks, nodes and transport cannot work together, each naming the
- * TOML keys (an explicit value that contradicts the derived one names both). Mutates
- * `config.plugins.trainer.config`, so `rl validate` prints the resolved values and the plugin packs one
- * micro-batch list per rank.
- * @example const problems = resolveTrainerWorld(config); // [] and config.plugins.trainer.config.data_world_size === 5
+ * The `[trainer]` values that follow from how the trainer is launched (the trainer plugin's `launch.derive` hook;
+ * prime-rl: `data_world_size`, `pad_to_multiple_of`, `cp` and, with several nodes, `zmq_host`), as a new settings
+ * object with them filled in (so `rl validate` prints them and the plugin packs one micro-batch list per rank), and
+ * the problems of a config whose ranks, nodes and transport cannot work together, each naming the TOML keys (an
+ * explicit value that contradicts the derived one names both). The config is not changed.
+ * @example deriveTrainer(config, trainerWorld(config)).settings.data_world_size // 5
  */
-export function resolveTrainerWorld(config: RunConfig): string[] {
-  const world = trainerWorld(config);
+export function deriveTrainer(
+  config: RunConfig,
+  world: TrainerWorld | undefined,
+): { settings: RunConfig["plugins"]["trainer"]["config"]; problems: string[] } {
+  const given = config.plugins.trainer.config;
   const derive = config.plugins.trainer.definition.launch?.derive;
-  if (!world || !derive) return [];
-  const settings = config.plugins.trainer.config as Record<string, unknown>;
-  const at = ` (${config.file})`;
+  if (!world || !derive) return { settings: given, problems: [] };
+  const settings: Record<string, unknown> = { ...(typeof given === "object" && given !== null ? given : {}) };
   const problems: string[] = [];
   const ranks = `${world.ranksPerNode} rank(s) per node × trainer_process.nnodes = ${world.nnodes}`;
   if (!Number.isInteger(world.cp) || world.cp < 1 || (world.ranksPerNode * world.nnodes) % world.cp !== 0)
     problems.push(
-      `${world.cpKey} = ${world.cp} must divide the trainer's world size (${ranks} from ${world.gpuKey})${at}`,
+      `${world.cpKey} = ${world.cp} must divide the trainer's world size (${ranks} from ${world.gpuKey})`,
     );
-  for (const [key, { value, why }] of Object.entries(derive(settings, world))) {
-    const given = settings[key];
-    if (given !== undefined && given !== value)
+  for (const [key, { value, why }] of Object.entries(derive(given, world))) {
+    const explicit = settings[key];
+    if (explicit !== undefined && explicit !== value)
       problems.push(
-        `trainer.${key} = ${JSON.stringify(given)} contradicts ${JSON.stringify(value)} (${why}); remove trainer.${key}${at}`,
+        `trainer.${key} = ${JSON.stringify(explicit)} contradicts ${JSON.stringify(value)} (${why}); remove trainer.${key}`,
       );
     else settings[key] = value;
   }
-  return problems;
+  return { settings, problems };
 }
