@@ -6,9 +6,8 @@ import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs } from "./launch-
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
-import { planOf } from "./run-plan.ts";
+import type { RunPlan } from "./run-plan.ts";
 import { readLastCompletedStep, writeResolvedConfig } from "./rundir.ts";
-import type { RunConfig } from "./sections.ts";
 
 /** Exit codes: 0 ok, 1 the run failed, 2 bad input (config, arguments, preflight), 130 interrupted. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const;
@@ -43,6 +42,8 @@ export interface LaunchResult {
 
 /** What a run starts from, settled before any process starts. */
 export interface LaunchPlan {
+  /** The run's plan (the derived config, needs, processes, URLs): read, never changed. */
+  run: RunPlan;
   gpus: GpuMap;
   startStep: number;
   initialWeights?: WeightsRef;
@@ -59,10 +60,11 @@ export interface LaunchPlan {
  * docker hosts file. Returns the plan, or the result to return at once (bad input: exit 2).
  */
 export async function planLaunch(
-  config: RunConfig,
+  run: RunPlan,
   options: LaunchOptions,
   err: (text: string) => void,
 ): Promise<LaunchPlan | LaunchResult> {
+  const { config } = run;
   const env = options.env ?? process.env;
   const { root, runDir } = config;
   const stateDir = nodeStateDir(config);
@@ -110,9 +112,9 @@ export async function planLaunch(
     launcherPid: process.pid,
     httpRequestLimit: currentHttpRequestLimit(),
   });
-  const { needs } = planOf(config);
+  const { needs } = run;
   // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
   if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
   const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
-  return { gpus, startStep, initialWeights, stateDir, worker, usesDocker };
+  return { run, gpus, startStep, initialWeights, stateDir, worker, usesDocker };
 }

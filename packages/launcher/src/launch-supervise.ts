@@ -1,6 +1,6 @@
 import { errorMessage, type LogLevel, type RunSummary, startRun, stderrSink } from "@air/core";
 import { type ProgressView, stepLinePlugin } from "@air/loggers";
-import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
+import { inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
 import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
@@ -39,12 +39,12 @@ export interface LaunchSession {
  * reaper, the run marker, the abort wiring and the progress view. Nothing is started yet.
  */
 export function openSession(
-  config: RunConfig,
   plan: LaunchPlan,
   options: LaunchOptions,
   out: (text: string) => void,
   err: (text: string) => void,
 ): LaunchSession {
+  const { config } = plan.run;
   const { launcher } = config.root;
   const { stateDir, gpus } = plan;
   const controller = new AbortController();
@@ -178,7 +178,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
       writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
     ),
     context: {
-      inferenceUrl: inferenceBaseUrl(config),
+      inferenceUrl: plan.run.urls.inference,
       envGpuIds: gpus.env,
       // A logger continues the run it recorded in this dir (the sqlite store: one run, not two).
       resume: options.resume ? { startStep } : undefined,
