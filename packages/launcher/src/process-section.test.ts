@@ -46,6 +46,13 @@ describe("process sections are built from the kinds the launcher knows", () => {
       "trainer_process.seq_len: set [trainer] seq_len instead",
     );
     const parsed = trainerProcessSection.parse({ kind: "prime-rl" });
-    expect(parsed).toMatchObject({ kind: "prime-rl", nnodes: 1, max_restarts: 0 });
+    // the launcher's defaults and the kind's (what `rl validate` prints)
+    expect(parsed).toMatchObject({
+      kind: "prime-rl",
+      nnodes: 1,
+      max_restarts: 0,
+      lr: 1e-5,
+      ckpt_interval: 0,
+    });
   });
 });

@@ -5,8 +5,9 @@ import { knownKinds, type ProcessRole } from "./kind-table.ts";
  * A process section's schema, built from the kinds the launcher knows: the launcher's own keys (`keys`), `kind`
  * (one of the known kinds, or `none`, the section's default that starts nothing), and the kind's own keys,
  * checked by its `section` schema (strict: a key no kind knows is "unknown"; a key of another kind says whose it
- * is; with `none` the keys of the known kinds are inert). The output keeps the kind's keys as given; the launcher parses them with the kind's schema when it hands
- * them to the kind (`process-kinds.ts`).
+ * is; with `none` the keys of the known kinds are inert). The output holds the kind's keys as its schema outputs
+ * them (defaults filled in), untyped here: the launcher hands them to the kind through its schema again
+ * (`process-kinds.ts`), so the kind's hooks get them typed.
  * @example processSection("inference", { port: z.number() }, "external", "...").parse({ kind: "vllm", port: 1 })
  */
 export function processSection<K extends z.ZodRawShape>(
@@ -51,5 +52,12 @@ export function processSection<K extends z.ZodRawShape>(
             message: `kind = "${kind}" takes no ${key} (a key of kind ${ownerOf(key).join(", ")})`,
           });
       }
+    })
+    .transform((section) => {
+      // The kind's keys as its schema outputs them (defaults filled in): what `rl validate` prints.
+      const kind = kinds[String(section.kind)];
+      const own = Object.fromEntries(Object.entries(section).filter(([k]) => !launcherKeys.has(k)));
+      const parsed = kind?.section.safeParse(own);
+      return parsed?.success ? { ...section, ...parsed.data } : section;
     });
 }
