@@ -12,8 +12,8 @@ import { primeRlPaths, primeRlSettings } from "./trainer-toml.ts";
  * holds the frozen base in fp32 (4 per base parameter); the adapter and its optimizer state are left out (far
  * below 1% at rank 32 of a 4B model).
  */
-const FULL_BYTES = 12;
-const LORA_BASE_BYTES = 4;
+export const FULL_BYTES = 12;
+export const LORA_BASE_BYTES = 4;
 
 /** A dense decoder's parameters from its HF config.json (Qwen3 / Llama layout: attention, gated MLP, norms). */
 function fromHfConfig(c: Record<string, unknown>): number | undefined {
