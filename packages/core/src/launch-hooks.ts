@@ -227,8 +227,8 @@ export interface LaunchHooks<C> {
   /**
    * Policy: the server the launcher starts puts a router in front of its engine (prime-rl's default), so admin
    * calls (`/pause`, `/update_weights`, LoRA loads) must go to the engine, as prime-rl's `rl` sets the
-   * orchestrator's `admin_base_url`. Fills in the plugin's own admin address (mutating `config`) and returns
-   * problems, each naming its keys.
+   * orchestrator's `admin_base_url`. Fills in the plugin's own admin address in `config` (a copy the launcher
+   * makes for its run plan; the user's config is never changed) and returns problems, each naming its keys.
    */
   routeAdmin?(config: C, server: { url: string; engineUrl: string }): string[];
   /**
