@@ -7,6 +7,7 @@ import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
 import { processEvents } from "./process-events.ts";
 import { progressRecorder } from "./progress-record.ts";
 import { CONTAINER_SWEEP_MS, type Reaper, startReaper } from "./reaper.ts";
+import type { RunPlan } from "./run-plan.ts";
 import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
@@ -74,7 +75,7 @@ export function openSession(
         restartChild({
           supervisor,
           child,
-          build: () => trainerChild(config, gpus, { primeStep: restartResumeStep(config) }),
+          build: () => trainerChild(plan.run, gpus, { primeStep: restartResumeStep(config) }),
           signal: controller.signal,
         }).catch((error) => {
           session.childFailure ??= `could not restart the ${child.spec.role}: ${errorMessage(error)}`;
@@ -147,10 +148,10 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
   const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
-  const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.resumeStep });
+  const trainer = (r: RunPlan, g: GpuMap) => trainerChild(r, g, { primeStep: prepared.resumeStep });
   for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
     if (controller.signal.aborted) break;
-    const spec = await build(config, gpus);
+    const spec = await build(plan.run, gpus);
     if (!spec) continue;
     err(`[launcher] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
     const child = supervisor.start(spec);

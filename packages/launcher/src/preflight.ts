@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } f
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
-import { inferenceBaseUrl } from "./commands.ts";
+
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import type { diskSpace } from "./disk.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
@@ -103,7 +103,7 @@ async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
   const { inference } = config.root;
   if (inference.kind !== "external") return [];
   const name = "external inference server answers";
-  const base = inferenceBaseUrl(config);
+  const base = planOf(config).urls.inference;
   if (!base) return [skip(name, "no [inference] url; the policy's own base_url is used as is")];
   try {
     const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(5000) });
@@ -119,7 +119,7 @@ function checkPolicyUrl(config: RunConfig): CheckResult[] {
   const baseUrl = planOf(config).needs.inferenceUrl;
   if (baseUrl === undefined) return [];
   const name = "policy base_url reaches the inference server";
-  const server = inferenceBaseUrl(config);
+  const server = planOf(config).urls.inference;
   if (!server) return [];
   let got: URL;
   let want: URL;

@@ -1,10 +1,10 @@
 import type { ProcessContext, ProcessKind, TrainerWorld } from "@air/core";
-import { engineBaseUrl, inferenceBaseUrl } from "./commands.ts";
 import { pluginNeeds } from "./plugin-needs.ts";
 import { inferenceKind, processContext, trainerKind } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 import { deriveTrainer, trainerWorld } from "./trainer-world.ts";
+import { engineBaseUrl, inferenceBaseUrl } from "./urls.ts";
 
 /** A process the launcher starts: its kind and the context the kind reads. */
 export interface PlannedProcess {
