@@ -29,7 +29,7 @@ describe("rl validate (real child process)", () => {
     expect(resolved.root.inference.kind).toBe("vllm");
     expect(resolved.root.launcher.grace_ms).toBe(3000);
     expect(resolved.plugins.env.plugin).toEndWith("env.ts");
-  });
+  }, 60_000);
 
   const cases: Array<[string, (t: string) => string, string]> = [
     [
@@ -77,7 +77,7 @@ describe("rl validate (real child process)", () => {
       expect(out.code).toBe(2);
       expect(out.stderr).toContain(message);
       expect(out.stderr).toContain(`(${relative(cwd, file)})`);
-    });
+    }, 60_000);
   }
 
   test("overrides apply from the command line", async () => {
@@ -87,7 +87,7 @@ describe("rl validate (real child process)", () => {
     const resolved = JSON.parse(out.stdout);
     expect(resolved.root.inference.port).toBe(9123);
     expect(resolved.root.deployment.num_infer_gpus).toBe(1);
-  });
+  }, 60_000);
 
   test("sections a child process reads are checked at validate, with their TOML paths", async () => {
     const file = await configWith((t) => t);
@@ -99,7 +99,7 @@ describe("rl validate (real child process)", () => {
     const url = rl(["validate", quickstart, "--policy.base_url", '"not a url"']);
     expect(url.code).toBe(2);
     expect(url.stderr).toContain("policy.base_url: expected an http(s) URL");
-  });
+  }, 60_000);
 
   test("a deployment that cannot work is refused: full-weight reloads against stock vllm serve", () => {
     const quickstart = join(import.meta.dir, "..", "..", "..", "configs", "quickstart.toml");
@@ -109,7 +109,7 @@ describe("rl validate (real child process)", () => {
     expect(rl(["validate", quickstart, "--inference.kind", '"prime-rl"']).code).toBe(0);
     const lora = ["--policy.weight_update", '"lora"', "--policy.lora_name", '"a"'];
     expect(rl(["validate", quickstart, "--inference.kind", '"vllm"', ...lora]).code).toBe(0);
-  });
+  }, 60_000);
 
   test("the env's tasks are loaded: a missing task exits 2 naming it; a root not on this machine is skipped", async () => {
     const configs = join(import.meta.dir, "..", "..", "..", "configs");
@@ -131,13 +131,13 @@ describe("rl validate (real child process)", () => {
     const harbor = rl(["validate", join(configs, "harbor", "oracle.toml"), "--env.tasks", '["noSuchTask"]']);
     expect(harbor.code).toBe(2);
     expect(harbor.stderr).toContain("noSuchTask: no such task folder");
-  });
+  }, 60_000);
 
   test("usage errors exit 2", () => {
     expect(rl(["validate"]).code).toBe(2);
     expect(rl(["clean"]).code).toBe(2);
     expect(rl(["check"]).code).toBe(2);
-  });
+  }, 60_000);
 });
 
 describe("rl check (real child process)", () => {
@@ -152,7 +152,7 @@ describe("rl check (real child process)", () => {
     expect(out.stdout).toMatch(/^ok {3}output dir writable: /m);
     expect(out.stdout).toMatch(/^ok {3}inference program `vllm` found: .*fixtures\/bin\/vllm$/m);
     expect(out.stdout).toContain("all checks passed");
-  });
+  }, 60_000);
 });
 
 describe("seed configs", () => {
@@ -171,7 +171,7 @@ describe("seed configs", () => {
         trainer_gpu_ids: [2, 3, 4, 5, 6],
         env_gpu_ids: [7],
       });
-    });
+    }, 60_000);
 
     test(`rl check on configs/mlgym/${name} prints one line per check`, () => {
       const out = rl(["check", file], tmpdir());

@@ -1,17 +1,18 @@
 import { AirError, errorMessage, loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
-import { resolveAdminUrls } from "./inference-admin.ts";
 import { EXIT } from "./launch.ts";
-import { deploymentProblems } from "./plugin-needs.ts";
 import { pluginTasks } from "./plugin-tasks.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
+import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { inferenceParallelProblems, resolveTrainerWorld } from "./trainer-world.ts";
 
 export { EXIT };
 
-/** Loads and validates a config with every built-in plugin and the launcher's own sections. */
+/**
+ * Loads and validates a config with every built-in plugin and the launcher's own sections, and plans the run once
+ * (`planRun`): returns the plan's config, the derived values filled in (`planOf` gives its plan).
+ */
 export async function resolveConfig(
   file: string,
   overrideArgs: string[],
@@ -23,18 +24,12 @@ export async function resolveConfig(
     overrides: parseOverrides(overrideArgs),
     extraSections: LAUNCHER_SECTIONS,
   });
-  // Derived values first (data_world_size, ...): the deployment checks read the resolved plugin config.
-  const problems = [
-    ...resolveTrainerWorld(config),
-    ...inferenceParallelProblems(config),
-    ...resolveAdminUrls(config),
-    ...deploymentProblems(config),
-  ];
-  if (problems.length > 0)
-    throw new AirError("CONFIG_INVALID", `invalid config ${file}:\n  ${problems.join("\n  ")}`, {
-      details: problems,
+  const plan = planOf(config);
+  if (plan.problems.length > 0)
+    throw new AirError("CONFIG_INVALID", `invalid config ${file}:\n  ${plan.problems.join("\n  ")}`, {
+      details: [...plan.problems],
     });
-  return config;
+  return plan.config;
 }
 
 /** Prints a config error and returns exit code 2, or prints anything else and returns 1. */

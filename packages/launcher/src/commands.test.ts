@@ -4,14 +4,16 @@ import { join, resolve } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import TOML from "@iarna/toml";
 import { builtinRegistry } from "./builtins.ts";
-import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
+import { inferenceChild, trainerChild } from "./commands.ts";
+import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
+import { inferenceBaseUrl } from "./urls.ts";
 
 afterAll(removeTempDirs);
 
-async function load(overrides: string[] = []): Promise<RunConfig> {
-  const fx = await writeFixtureConfig();
+async function load(overrides: string[] = [], withTrainer = true): Promise<RunConfig> {
+  const fx = await writeFixtureConfig({ withTrainer });
   return loadConfig(fx.file, {
     registry: builtinRegistry(),
     overrides: parseOverrides(overrides),
@@ -30,7 +32,7 @@ describe("vllm serve command", () => {
       '--inference.lora.modules={ step0 = "/abs/adapters/step0" }',
       '--inference.extra_args=["--enforce-eager"]',
     ]);
-    expect((await inferenceChild(config, gpus))?.argv).toEqual([
+    expect((await inferenceChild(planOf(config), gpus))?.argv).toEqual([
       "vllm",
       "serve",
       "fake/model",
@@ -57,7 +59,7 @@ describe("vllm serve command", () => {
       "processed_logprobs",
       "--enforce-eager",
     ]);
-    const child = await inferenceChild(config, gpus);
+    const child = await inferenceChild(planOf(config), gpus);
     expect(child?.env).toMatchObject({
       CUDA_VISIBLE_DEVICES: "0,1",
       VLLM_ALLOW_RUNTIME_LORA_UPDATING: "True",
@@ -72,7 +74,7 @@ describe("vllm serve command", () => {
       "--inference.url",
       "http://10.0.0.5:8000/v1/",
     ]);
-    expect(await inferenceChild(config, gpus)).toBeUndefined();
+    expect(await inferenceChild(planOf(config), gpus)).toBeUndefined();
     expect(inferenceBaseUrl(config)).toBe("http://10.0.0.5:8000");
   });
 });
@@ -81,7 +83,7 @@ describe("prime-rl commands", () => {
   test("inference behind prime-rl's router: the file written, both the router and the engine health-checked", async () => {
     const config = await load(["--inference.kind", "prime-rl", "--inference.router", "true"]);
     const port = config.root.inference.port;
-    const child = await inferenceChild(config, gpus);
+    const child = await inferenceChild(planOf(config), gpus);
     const doc = TOML.parse(readFileSync(child?.argv[2] as string, "utf8"));
     expect(doc).toMatchObject({ router: { type: "vllm-router" }, backend_port: port + 100 });
     expect(child?.healthUrls).toEqual([
@@ -94,7 +96,7 @@ describe("prime-rl commands", () => {
 
   test("inference: `inference @ <generated toml>` with model, server, tp, LoRA", async () => {
     const config = await load(["--inference.kind", "prime-rl", "--inference.lora.enabled", "true"]);
-    const child = await inferenceChild(config, gpus);
+    const child = await inferenceChild(planOf(config), gpus);
     expect(child?.argv.slice(0, 2)).toEqual(["inference", "@"]);
     const toml = TOML.parse(readFileSync(child?.argv[2] as string, "utf8"));
     // prime-rl 0.9 (the default prime_rl_version) keeps the vLLM options under [vllm]; no router in front.
@@ -119,7 +121,7 @@ describe("prime-rl commands", () => {
       '--trainer_process.master_addr="10.0.0.1"',
       "--trainer_process.master_port=29501",
     ]);
-    const child = await trainerChild(config, gpus);
+    const child = await trainerChild(planOf(config), gpus);
     const argv = child?.argv ?? [];
     expect(argv[0]).toBe("torchrun");
     expect(argv).toContain("--nnodes=2");
@@ -138,8 +140,8 @@ describe("prime-rl commands", () => {
       '--trainer_process.env={ PYTHONPATH = "../packages/tiny/py" }',
       '--deployment.device="cpu"',
     ]);
-    const stock = await trainerChild(await load([]), gpus);
-    const child = await trainerChild(config, gpus);
+    const stock = await trainerChild(planOf(await load([])), gpus);
+    const child = await trainerChild(planOf(config), gpus);
     const argv = child?.argv ?? [];
     expect(argv[0]).toBe(resolve(config.dir, "../scripts/torchrun-sid"));
     // Same argv as prime-rl's (each fixture has its own run name and ports, so those three differ).
@@ -161,7 +163,7 @@ describe("prime-rl commands", () => {
       "--trainer_process.launch=entrypoint",
       '--trainer_process.command=["uv", "run", "trainer"]',
     ]);
-    const child = await trainerChild(config, gpus);
+    const child = await trainerChild(planOf(config), gpus);
     expect(child?.argv).toEqual(["uv", "run", "trainer", "@", expect.stringMatching(/trainer\.toml$/)]);
     await expect(load(["--trainer_process.node_rank=2"])).rejects.toThrow("trainer_process.node_rank");
   });
@@ -178,7 +180,7 @@ describe("prime-rl commands", () => {
       overrides: parseOverrides(["--trainer_process.trainer_config", "{ ckpt = { interval = 5 } }"]),
       extraSections: LAUNCHER_SECTIONS,
     });
-    const child = await trainerChild(config, gpus);
+    const child = await trainerChild(planOf(config), gpus);
     const toml = TOML.parse(readFileSync(child?.argv.at(-1) as string, "utf8"));
     expect(toml).toMatchObject({
       output_dir: join(config.runDir, "prime-rl"),
@@ -190,6 +192,6 @@ describe("prime-rl commands", () => {
   });
 
   test("trainer kind none starts nothing", async () => {
-    expect(await trainerChild(await load(["--trainer_process.kind", "none"]), gpus)).toBeUndefined();
+    expect(await trainerChild(planOf(await load([], false)), gpus)).toBeUndefined();
   });
 });

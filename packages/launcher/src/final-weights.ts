@@ -1,5 +1,5 @@
 import type { FinalWeights } from "@air/core";
-import { launchContext } from "./plugin-needs.ts";
+import { launchContext } from "./launch-context.ts";
 import { readLastCompletedStep } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 

@@ -8,7 +8,7 @@ export {
   resolveConfig,
   validateCommand,
 } from "./cli.ts";
-export { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
+export { inferenceChild, trainerChild } from "./commands.ts";
 export {
   dockerReachable,
   MANAGED_LABEL,
@@ -23,3 +23,4 @@ export { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts
 export { type PidFile, type Progress, RUN_FILES, readLastCompletedStep, readPidFile } from "./rundir.ts";
 export { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 export { type ChildSpec, RUN_MARKER, type Supervised, Supervisor } from "./supervisor.ts";
+export { inferenceBaseUrl } from "./urls.ts";

@@ -4,12 +4,11 @@ import { writeDockerHosts } from "./containers.ts";
 import type { FinalWeights } from "./final-weights.ts";
 import type { GpuMap } from "./gpus.ts";
 import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs } from "./launch-parts.ts";
-import { pluginNeeds } from "./plugin-needs.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
+import type { RunPlan } from "./run-plan.ts";
 import { readLastCompletedStep, writeResolvedConfig } from "./rundir.ts";
-import type { RunConfig } from "./sections.ts";
 
 /** Exit codes: 0 ok, 1 the run failed, 2 bad input (config, arguments, preflight), 130 interrupted. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const;
@@ -44,6 +43,10 @@ export interface LaunchResult {
 
 /** What a run starts from, settled before any process starts. */
 export interface LaunchPlan {
+  /** The run's plan (the derived config, needs, processes, URLs): read, never changed. */
+  run: RunPlan;
+  /** The latest audit's findings, read once from the run's store: preflight and every plugin (`ctx.audit`) get them. */
+  audit?: AuditFindings;
   gpus: GpuMap;
   startStep: number;
   initialWeights?: WeightsRef;
@@ -53,8 +56,6 @@ export interface LaunchPlan {
   worker: boolean;
   /** The run's plugins use docker: sweep its containers at teardown (never on a worker node). */
   usesDocker: boolean;
-  /** The latest audit's findings, read once from the run's store: preflight and every plugin (`ctx.audit`) get them. */
-  audit?: AuditFindings;
 }
 
 /**
@@ -62,10 +63,11 @@ export interface LaunchPlan {
  * docker hosts file. Returns the plan, or the result to return at once (bad input: exit 2).
  */
 export async function planLaunch(
-  config: RunConfig,
+  run: RunPlan,
   options: LaunchOptions,
   err: (text: string) => void,
 ): Promise<LaunchPlan | LaunchResult> {
+  const { config } = run;
   const env = options.env ?? process.env;
   const { root, runDir } = config;
   const stateDir = nodeStateDir(config);
@@ -114,9 +116,9 @@ export async function planLaunch(
     launcherPid: process.pid,
     httpRequestLimit: currentHttpRequestLimit(),
   });
-  const needs = pluginNeeds(config);
+  const { needs } = run;
   // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
   if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
   const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
-  return { gpus, startStep, initialWeights, stateDir, worker, usesDocker, audit };
+  return { run, gpus, startStep, initialWeights, stateDir, worker, usesDocker, audit };
 }

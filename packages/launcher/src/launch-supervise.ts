@@ -7,13 +7,14 @@ import {
   stderrSink,
 } from "@air/core";
 import { stepLines } from "./builtins.ts";
-import { inferenceBaseUrl, inferenceChild, trainerChild } from "./commands.ts";
+import { inferenceChild, trainerChild } from "./commands.ts";
 import type { GpuMap } from "./gpus.ts";
 import { untilStopped } from "./launch-parts.ts";
 import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
 import { processEvents } from "./process-events.ts";
 import { progressRecorder } from "./progress-record.ts";
 import { CONTAINER_SWEEP_MS, type Reaper, startReaper } from "./reaper.ts";
+import type { RunPlan } from "./run-plan.ts";
 import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
@@ -23,6 +24,8 @@ import { prepareTrainerRunDir } from "./trainer-run.ts";
 /** A started run's moving parts, shared by supervise and teardown. */
 export interface LaunchSession {
   config: RunConfig;
+  /** What the orchestrator runs: the plan's config with the launcher's loggers (a new object). */
+  runConfig: RunConfig;
   plan: LaunchPlan;
   options: LaunchOptions;
   err: (text: string) => void;
@@ -44,12 +47,12 @@ export interface LaunchSession {
  * reaper, the run marker, the abort wiring and the progress view. Nothing is started yet.
  */
 export async function openSession(
-  config: RunConfig,
   plan: LaunchPlan,
   options: LaunchOptions,
   out: (text: string) => void,
   err: (text: string) => void,
 ): Promise<LaunchSession> {
+  const { config } = plan.run;
   const { launcher } = config.root;
   const { stateDir, gpus } = plan;
   const controller = new AbortController();
@@ -79,7 +82,7 @@ export async function openSession(
         restartChild({
           supervisor,
           child,
-          build: () => trainerChild(config, gpus, { primeStep: restartResumeStep(config) }),
+          build: () => trainerChild(plan.run, gpus, { primeStep: restartResumeStep(config) }),
           signal: controller.signal,
         }).catch((error) => {
           session.childFailure ??= `could not restart the ${child.spec.role}: ${errorMessage(error)}`;
@@ -105,11 +108,12 @@ export async function openSession(
     write: out,
     tty: options.tty ?? false,
   });
-  config.plugins.loggers = [
+  const loggers = [
     ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
     events.plugin,
     lines.plugin,
   ];
+  const runConfig: RunConfig = { ...config, plugins: { ...config.plugins, loggers } };
   savePids();
   const reaper = startReaper(stateDir, launcher.grace_ms, plan.usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
@@ -124,6 +128,7 @@ export async function openSession(
   const { view } = lines;
   const session: LaunchSession = {
     config,
+    runConfig,
     plan,
     options,
     err,
@@ -144,16 +149,16 @@ export async function openSession(
  * orchestrator's summary (none on a worker node or when aborted before it started).
  */
 export async function supervise(session: LaunchSession): Promise<RunSummary | undefined> {
-  const { config, plan, options, err, controller, supervisor, view } = session;
+  const { config, runConfig, plan, options, err, controller, supervisor, view } = session;
   const { root, runDir } = config;
   const { gpus, startStep, worker } = plan;
   const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
-  const trainer = (c: RunConfig, g: GpuMap) => trainerChild(c, g, { primeStep: prepared.resumeStep });
+  const trainer = (r: RunPlan, g: GpuMap) => trainerChild(r, g, { primeStep: prepared.resumeStep });
   for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
     if (controller.signal.aborted) break;
-    const spec = await build(config, gpus);
+    const spec = await build(plan.run, gpus);
     if (!spec) continue;
     err(`[launcher] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
     const child = supervisor.start(spec);
@@ -169,7 +174,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
   }
   if (controller.signal.aborted) return undefined;
   const logSink = stderrSink(root.run.log_level as LogLevel);
-  const running = startRun(config, {
+  const running = startRun(runConfig, {
     sink: (level, source, message) => {
       view.clearLine();
       logSink(level, source, message);
@@ -181,7 +186,7 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
       writeProgress(runDir, { lastCompletedStep: step, updatedAt: new Date().toISOString(), metrics }),
     ),
     context: {
-      inferenceUrl: inferenceBaseUrl(config),
+      inferenceUrl: plan.run.urls.inference,
       envGpuIds: gpus.env,
       // A logger continues the run it recorded in this dir (the sqlite store: one run, not two).
       resume: options.resume ? { startStep } : undefined,

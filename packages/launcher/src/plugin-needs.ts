@@ -1,16 +1,11 @@
-import type { AuditFindings, CheckResult, LaunchContext, PluginNeeds, ResolvedPlugin } from "@air/core";
+import type { CheckResult, PluginNeeds, ResolvedPlugin } from "@air/core";
+import { launchContext } from "./launch-context.ts";
 import type { RunConfig } from "./sections.ts";
-import { restartProblems } from "./trainer-restart.ts";
 
 /** Every plugin section of a run, each with its TOML path (for messages). */
 function allPlugins(config: RunConfig): ResolvedPlugin[] {
   const p = config.plugins;
   return [p.env, p.policy, p.trainer, p.advantage, p.strategy, ...p.rewards, ...p.loggers];
-}
-
-/** The context a plugin's launch hooks get. */
-export function launchContext(config: RunConfig, inferenceUrl?: string): LaunchContext {
-  return { configDir: config.dir, runDir: config.runDir, inferenceUrl, modelName: config.root.model.name };
 }
 
 /**
@@ -56,23 +51,4 @@ export async function pluginPreflight(config: RunConfig, audit?: AuditFindings):
     }
   }
   return out;
-}
-
-/**
- * Deployments that cannot work, found before anything starts (`rl validate` and `rl` exit 2 with these): e.g. a
- * policy that reloads full weights through prime-rl's admin routes against stock `vllm serve`, which has none.
- * @example deploymentProblems(config) // ["[inference] kind = \"vllm\" ... (run.toml)"]
- */
-export function deploymentProblems(config: RunConfig): string[] {
-  const { inference, trainer_process: tp } = config.root;
-  const needs = pluginNeeds(config);
-  const problems: string[] = [];
-  if (inference.kind === "vllm" && tp.kind !== "none" && needs.weightUpdate === "full")
-    problems.push(
-      'inference.kind: stock `vllm serve` ("vllm") has no /pause, /update_weights, /resume, which the policy\'s ' +
-        'weight_update = "full" calls after every step; use kind = "prime-rl" (its server has them) or ' +
-        `[policy] weight_update = "lora" with [inference.lora] enabled = true (${config.file})`,
-    );
-  problems.push(...restartProblems(config));
-  return problems;
 }

@@ -1,5 +1,5 @@
 import type { CheckResult } from "@air/core";
-import { launchContext } from "./plugin-needs.ts";
+import { launchContext } from "./launch-context.ts";
 import type { RunConfig } from "./sections.ts";
 
 /**

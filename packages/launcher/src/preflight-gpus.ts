@@ -8,13 +8,15 @@ import {
   resolveGpuMap,
   wantsGpus,
 } from "./gpus.ts";
+import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 
 /** Memory (MiB) a GPU must have free for its role, or 0 when the role needs none checked. */
 function neededMib(config: RunConfig, role: keyof GpuMap, gpu: GpuInfo): number {
-  const { inference, trainer_process: tp, deployment } = config.root;
-  if (role === "inference" && inference.kind !== "external")
-    return Math.ceil(inference.gpu_memory_utilization * gpu.memoryTotalMib);
+  const { trainer_process: tp, deployment } = config.root;
+  const server = inferenceKind(config);
+  if (role === "inference" && server?.gpuMemoryFraction)
+    return Math.ceil(server.gpuMemoryFraction(processContext(config, "inference")) * gpu.memoryTotalMib);
   if (role === "trainer" && tp.kind !== "none")
     return Math.ceil(deployment.min_free_memory_fraction * gpu.memoryTotalMib);
   return 0;

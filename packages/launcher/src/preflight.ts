@@ -4,12 +4,15 @@ import { dirname, join, resolve } from "node:path";
 import type { AuditFindings } from "@air/core";
 import { readAuditFindings } from "./builtins.ts";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
-import { inferenceBaseUrl } from "./commands.ts";
+
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
+import type { diskSpace } from "./disk.ts";
 import { isTrainerWorker } from "./launch-parts.ts";
-import { pluginNeeds, pluginPreflight } from "./plugin-needs.ts";
+import { pluginPreflight } from "./plugin-needs.ts";
+import { checkCheckpointDisk } from "./preflight-disk.ts";
 import { checkGpus } from "./preflight-gpus.ts";
-import { inferenceKind, processSpec, trainerKind } from "./process-kinds.ts";
+import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
+import { planOf } from "./run-plan.ts";
 import { liveRuns } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 
@@ -25,6 +28,8 @@ export interface PreflightOptions {
    * when the key is absent.
    */
   audit?: AuditFindings;
+  /** Free space of a file system (tests: a small disk); default `statfs`. */
+  diskSpace?: typeof diskSpace;
 }
 
 /** Resolves when `host:port` can be bound (then frees it), false when something holds it. */
@@ -83,8 +88,9 @@ async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
   const wanted: Array<[string, string, number]> = [];
   if (inference.kind !== "external" && !isTrainerWorker(config))
     wanted.push(["inference", inference.host, inference.port]);
-  if (tp.kind !== "none" && tp.launch === "torchrun" && tp.node_rank === 0)
-    wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
+  const trainer = trainerKind(config);
+  const rendezvous = trainer && (trainer.ranks?.(processContext(config), 0).rendezvous ?? true);
+  if (rendezvous && tp.node_rank === 0) wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
   const out: CheckResult[] = [];
   for (const [what, host, port] of wanted) {
     const name = `port ${port} free (${what})`;
@@ -104,7 +110,7 @@ async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
   const { inference } = config.root;
   if (inference.kind !== "external") return [];
   const name = "external inference server answers";
-  const base = inferenceBaseUrl(config);
+  const base = planOf(config).urls.inference;
   if (!base) return [skip(name, "no [inference] url; the policy's own base_url is used as is")];
   try {
     const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(5000) });
@@ -117,10 +123,10 @@ async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
 
 /** The URL a plugin sends requests to (`launch.needs`) must be the server the launcher starts (prime-rl checks the same). */
 function checkPolicyUrl(config: RunConfig): CheckResult[] {
-  const baseUrl = pluginNeeds(config).inferenceUrl;
+  const baseUrl = planOf(config).needs.inferenceUrl;
   if (baseUrl === undefined) return [];
   const name = "policy base_url reaches the inference server";
-  const server = inferenceBaseUrl(config);
+  const server = planOf(config).urls.inference;
   if (!server) return [];
   let got: URL;
   let want: URL;
@@ -150,7 +156,8 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
   ] as const) {
     if (!kind) continue;
     try {
-      const program = processSpec(kind, config, none).argv[0];
+      const program = processSpec(kind, role === "trainer" ? "trainer_process" : "inference", config, none)
+        .argv[0];
       if (program) wanted.push([role, program]);
     } catch (error) {
       unbuilt.push(fail(`${role} command`, (error as Error).message));
@@ -171,7 +178,7 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
 
 async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
   const { launcher } = config.root;
-  const needs = pluginNeeds(config);
+  const needs = planOf(config).needs;
   const images = launcher.docker_image ? [launcher.docker_image] : needs.dockerImages;
   const key = launcher.docker_image
     ? "[launcher] docker_image"
@@ -214,6 +221,7 @@ export async function runPreflight(
   const results: CheckResult[] = [checkOutputDir(config), checkPreviousRun(config, rlEntry)];
   results.push(...(await checkPorts(config)));
   results.push(...checkGpus(config, env));
+  results.push(...checkCheckpointDisk(config, env, options.diskSpace));
   results.push(...checkPolicyUrl(config));
   results.push(...checkPrograms(config, env));
   const audit = "audit" in options ? options.audit : await readAuditFindings(config.runDir);

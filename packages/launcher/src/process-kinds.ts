@@ -1,17 +1,13 @@
 import type { ProcessContext, ProcessKind, ProcessSpec } from "@air/core";
-import { processPlugins } from "./builtins.ts";
+import { knownKinds, type ProcessRole } from "./kind-table.ts";
 import { localCommand, localEnv } from "./local-paths.ts";
-import type { RunConfig } from "./sections.ts";
+import { LAUNCHER_KEYS, type RunConfig } from "./sections.ts";
 
-type Section = "trainer_process" | "inference";
-
-/** The process kind a plugin declares for `[section] kind = kind`; throws naming the key when none does. */
-function processKind(section: Section, kind: string): ProcessKind {
-  for (const plugin of processPlugins()) {
-    const found = plugin.launch?.processes?.[section]?.[kind];
-    if (found) return found;
-  }
-  throw new Error(`${section}.kind: no plugin starts a process of kind "${kind}"`);
+/** The process kind a plugin declares for `[role] kind = kind`; throws naming the key when none does. */
+function processKind(role: ProcessRole, kind: string): ProcessKind {
+  const found = knownKinds(role)[kind];
+  if (!found) throw new Error(`${role}.kind: no plugin starts a process of kind "${kind}"`);
+  return found;
 }
 
 /** The trainer process `[trainer_process] kind` names; undefined for `kind = "none"`. */
@@ -26,34 +22,63 @@ export function inferenceKind(config: RunConfig): ProcessKind | undefined {
   return kind === "external" ? undefined : processKind("inference", kind);
 }
 
+/** The GPUs `[deployment]` gives a role, counted, and the key that gives them. */
+function roleGpus(config: RunConfig, role: ProcessRole): { count: number; key: string } {
+  const d = config.root.deployment;
+  const [ids, count, idsKey, countKey] =
+    role === "inference"
+      ? [d.inference_gpu_ids, d.num_infer_gpus, "inference_gpu_ids", "num_infer_gpus"]
+      : [d.trainer_gpu_ids, d.num_train_gpus, "trainer_gpu_ids", "num_train_gpus"];
+  return ids.length > 0
+    ? { count: ids.length, key: `deployment.${idsKey}` }
+    : { count: count ?? 0, key: `deployment.${countKey}` };
+}
+
+/** The kind's own keys of the section, parsed by its schema (the launcher's schema checked them already). */
+function ownKeys(kind: ProcessKind | undefined, role: ProcessRole, section: Record<string, unknown>) {
+  const own = Object.fromEntries(Object.entries(section).filter(([k]) => !LAUNCHER_KEYS[role].has(k)));
+  return kind ? kind.section.parse(own) : own;
+}
+
 /**
- * What a process kind reads: the launcher's sections (`command` and `env` of `[trainer_process]` and
- * `[inference]` with "./…" paths resolved against the TOML's dir) and the run's trainer plugin's
- * `launch.processSettings`.
+ * What the `role`'s process kind reads (`trainer_process` unless named): the launcher's keys of both sections
+ * (`command` and `env` with "./…" paths resolved against the TOML's dir), the kind's own keys as its schema
+ * outputs them, `[model]`, `[run]`, the role's GPUs, and the run's trainer plugin's `launch.processSettings`.
+ * `weightUpdate`: how the run's policy loads weights (its plugins' needs).
  */
-export function processContext(config: RunConfig): ProcessContext {
+export function processContext(
+  config: RunConfig,
+  role: ProcessRole = "trainer_process",
+  weightUpdate?: "full" | "lora",
+): ProcessContext {
   const { trainer_process: tp, inference: inf, model, run } = config.root;
   const { definition, config: trainerConfig } = config.plugins.trainer;
-  const local = <T extends { command?: string[]; env: Record<string, string> }>(s: T) => ({
-    ...s,
-    command: localCommand(config, s.command),
-    env: localEnv(config, s.env),
-  });
+  const kind = role === "inference" ? inferenceKind(config) : trainerKind(config);
   return {
     configDir: config.dir,
     runDir: config.runDir,
     configFile: config.file,
-    sections: { trainer_process: local(tp), inference: local(inf), model, run },
-    trainerSettings: (definition.launch?.processSettings?.(trainerConfig) ?? {}) as Record<string, unknown>,
+    modelName: model.name,
+    trainerProcess: { ...tp, command: localCommand(config, tp.command), env: localEnv(config, tp.env) },
+    inference: { ...inf, command: localCommand(config, inf.command), env: localEnv(config, inf.env) },
+    section: ownKeys(kind, role, role === "inference" ? inf : tp),
+    model,
+    run,
+    gpus: roleGpus(config, role),
+    trainerSettings: { ...definition.launch?.processSettings?.(trainerConfig) },
+    weightUpdate,
+    trains: tp.kind !== "none",
   };
 }
 
 /** A process's spec, without writing its files (preflight reads its program). */
 export function processSpec(
   kind: ProcessKind,
+  role: ProcessRole,
   config: RunConfig,
   gpus: { ids: number[]; count: number },
   resumeStep?: number,
 ): ProcessSpec {
-  return kind.spec({ ...processContext(config), gpuIds: gpus.ids, gpuCount: gpus.count, resumeStep });
+  const ctx = processContext(config, role);
+  return kind.spec({ ...ctx, gpuIds: gpus.ids, gpuCount: gpus.count, resumeStep });
 }

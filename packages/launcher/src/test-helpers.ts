@@ -64,6 +64,8 @@ export interface FixtureOptions {
   startupTimeoutMs?: number;
   graceMs?: number;
   extra?: string;
+  /** The launcher generates the prime-rl trainer TOML (no `config_file`). */
+  generatedTrainerToml?: boolean;
   /** The top-level `logger = [...]` value (default: none). */
   loggers?: string;
 }
@@ -113,7 +115,7 @@ startup_timeout_ms = ${options.startupTimeoutMs ?? 20_000}
 env = { FAKE_VLLM_MODE = "${options.vllmMode ?? "ok"}", FAKE_CRASH_AFTER_MS = "1500" }
 [trainer_process]
 kind = "${options.withTrainer === false ? "none" : "prime-rl"}"
-config_file = ${JSON.stringify(join(FIXTURES, "trainer.toml"))}
+${options.withTrainer === false || options.generatedTrainerToml ? "" : `config_file = ${JSON.stringify(join(FIXTURES, "trainer.toml"))}`}
 master_port = ${masterPort}
 env = { FAKE_TRAINER_MODE = "${options.trainerMode ?? "ok"}", FAKE_CRASH_AFTER_MS = "1500" }
 [launcher]

@@ -1,5 +1,5 @@
 import { sleep } from "@air/core";
-import { launchContext } from "./plugin-needs.ts";
+import { launchContext } from "./launch-context.ts";
 import { groupMembers, killGroup } from "./proc.ts";
 import { processContext, trainerKind } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";

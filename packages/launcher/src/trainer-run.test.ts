@@ -2,7 +2,11 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
-import { primeRlPaths as paths, primeRlTrainerToml as trainerToml } from "@air/trainer-prime-rl";
+import {
+  primeRlPaths as paths,
+  primeRlTrainerContext,
+  primeRlTrainerToml as trainerToml,
+} from "@air/trainer-prime-rl";
 import { builtinRegistry } from "./builtins.ts";
 import { processContext } from "./process-kinds.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
@@ -11,12 +15,13 @@ import { prepareTrainerRunDir } from "./trainer-run.ts";
 
 type Config = Parameters<typeof processContext>[0];
 const primeRlPaths = (c: Config) => paths(processContext(c));
-const primeRlTrainerToml = (c: Config, o?: { resumeStep?: number }) => trainerToml(processContext(c), o);
+const primeRlTrainerToml = (c: Config, o?: { resumeStep?: number }) =>
+  trainerToml(primeRlTrainerContext(processContext(c)), o);
 
 afterAll(removeTempDirs);
 
-async function load(overrides: string[] = []): Promise<RunConfig> {
-  const fx = await writeFixtureConfig({ extra: '[trainer]\nplugin = "prime-rl"\n' });
+async function load(overrides: string[] = [], withTrainer = true): Promise<RunConfig> {
+  const fx = await writeFixtureConfig({ extra: '[trainer]\nplugin = "prime-rl"\n', withTrainer });
   return loadConfig(fx.file, {
     registry: builtinRegistry(),
     overrides: parseOverrides(overrides),
@@ -65,7 +70,7 @@ test("a resume keeps the steps up to the resume point and tells the trainer wher
 });
 
 test("nothing is touched when the launcher starts no trainer", async () => {
-  const config = await load(["--trainer_process.kind=none"]);
+  const config = await load([], false);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
   expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
@@ -79,7 +84,7 @@ function completeCheckpoint(outputDir: string, step: number): void {
 }
 
 test("a resume loads the newest checkpoint at or before the resume point; later checkpoints go", async () => {
-  const config = await load();
+  const config = await load(["--trainer_process.ckpt_interval=1"]);
   const { runDir, outputDir } = primeRlPaths(config);
   dirty(runDir);
   for (const s of [1, 3]) completeCheckpoint(outputDir, s);

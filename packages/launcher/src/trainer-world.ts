@@ -5,8 +5,8 @@ import type { RunConfig } from "./sections.ts";
 /**
  * The trainer's ranks and data-parallel size, as prime-rl's `rl` derives `orchestrator.num_train_workers`
  * (`num_train_gpus // cp` on one node, `num_train_nodes * gpus_per_node // cp` on several), from what the
- * launcher starts: torchrun with one rank per trainer GPU on each of `nnodes` nodes; the context parallel size as
- * the trainer process's plugin reads it from its config (`contextParallel`). Undefined unless the launcher starts
+ * launcher starts: the ranks per node the trainer process kind starts for its GPUs (`ranks`; torchrun: one per GPU)
+ * on each of `nnodes` nodes; the context parallel size as the kind reads it from its config (`contextParallel`). Undefined unless the launcher starts
  * a trainer process for a trainer plugin that derives settings from it (`launch.derive`).
  * @example trainerWorld(config) // { ranksPerNode: 5, nnodes: 1, cp: 1, dataWorldSize: 5, ... }
  */
@@ -16,8 +16,9 @@ export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
   if (!config.plugins.trainer.definition.launch?.derive || !kind) return undefined;
   const gpus = d.trainer_gpu_ids.length > 0 ? d.trainer_gpu_ids.length : (d.num_train_gpus ?? 0);
   const gpuKey = d.trainer_gpu_ids.length > 0 ? "deployment.trainer_gpu_ids" : "deployment.num_train_gpus";
-  const ranksPerNode = tp.launch === "entrypoint" ? 1 : Math.max(1, gpus);
-  const { cp, key: cpKey } = kind.contextParallel?.(processContext(config)) ?? {
+  const ctx = processContext(config);
+  const ranksPerNode = kind.ranks?.(ctx, gpus).perNode ?? Math.max(1, gpus);
+  const { cp, key: cpKey } = kind.contextParallel?.(ctx) ?? {
     cp: 1,
     key: "trainer_process.kind",
   };
@@ -27,55 +28,34 @@ export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
 }
 
 /**
- * Fills in the `[trainer]` values that follow from how the trainer is launched (the trainer plugin's
- * `launch.derive` hook; prime-rl: `data_world_size`, `pad_to_multiple_of` and, with several nodes, `zmq_host`)
- * and returns the problems of a config whose ranks, nodes and transport cannot work together, each naming the
- * TOML keys (an explicit value that contradicts the derived one names both). Mutates
- * `config.plugins.trainer.config`, so `rl validate` prints the resolved values and the plugin packs one
- * micro-batch list per rank.
- * @example const problems = resolveTrainerWorld(config); // [] and config.plugins.trainer.config.data_world_size === 5
+ * The `[trainer]` values that follow from how the trainer is launched (the trainer plugin's `launch.derive` hook;
+ * prime-rl: `data_world_size`, `pad_to_multiple_of`, `cp` and, with several nodes, `zmq_host`), as a new settings
+ * object with them filled in (so `rl validate` prints them and the plugin packs one micro-batch list per rank), and
+ * the problems of a config whose ranks, nodes and transport cannot work together, each naming the TOML keys (an
+ * explicit value that contradicts the derived one names both). The config is not changed.
+ * @example deriveTrainer(config, trainerWorld(config)).settings.data_world_size // 5
  */
-export function resolveTrainerWorld(config: RunConfig): string[] {
-  const world = trainerWorld(config);
+export function deriveTrainer(
+  config: RunConfig,
+  world: TrainerWorld | undefined,
+): { settings: RunConfig["plugins"]["trainer"]["config"]; problems: string[] } {
+  const given = config.plugins.trainer.config;
   const derive = config.plugins.trainer.definition.launch?.derive;
-  if (!world || !derive) return [];
-  const tp = config.root.trainer_process;
-  const settings = config.plugins.trainer.config as Record<string, unknown>;
-  const at = ` (${config.file})`;
+  if (!world || !derive) return { settings: given, problems: [] };
+  const settings: Record<string, unknown> = { ...(typeof given === "object" && given !== null ? given : {}) };
   const problems: string[] = [];
   const ranks = `${world.ranksPerNode} rank(s) per node × trainer_process.nnodes = ${world.nnodes}`;
-  if (tp.launch === "entrypoint" && tp.nnodes > 1)
-    problems.push(
-      `trainer_process.launch: "entrypoint" starts one trainer process, which cannot span trainer_process.nnodes = ${tp.nnodes}; use launch = "torchrun"${at}`,
-    );
   if (!Number.isInteger(world.cp) || world.cp < 1 || (world.ranksPerNode * world.nnodes) % world.cp !== 0)
     problems.push(
-      `${world.cpKey} = ${world.cp} must divide the trainer's world size (${ranks} from ${world.gpuKey})${at}`,
+      `${world.cpKey} = ${world.cp} must divide the trainer's world size (${ranks} from ${world.gpuKey})`,
     );
-  for (const [key, { value, why }] of Object.entries(derive(settings, world))) {
-    const given = settings[key];
-    if (given !== undefined && given !== value)
+  for (const [key, { value, why }] of Object.entries(derive(given, world))) {
+    const explicit = settings[key];
+    if (explicit !== undefined && explicit !== value)
       problems.push(
-        `trainer.${key} = ${JSON.stringify(given)} contradicts ${JSON.stringify(value)} (${why}); remove trainer.${key}${at}`,
+        `trainer.${key} = ${JSON.stringify(explicit)} contradicts ${JSON.stringify(value)} (${why}); remove trainer.${key}`,
       );
     else settings[key] = value;
   }
-  return problems;
-}
-
-/**
- * Inference GPUs that prime-rl's server cannot split: with `[inference] tensor_parallel_size` set, the inference
- * GPUs must be a multiple of it (prime-rl's `rl`: "Number of inference GPUs must be divisible by the tensor
- * parallel size"; the remainder would sit idle or vLLM would refuse).
- * @example inferenceParallelProblems(config) // ["inference.tensor_parallel_size = 4 must divide ..."]
- */
-export function inferenceParallelProblems(config: RunConfig): string[] {
-  const { inference: inf, deployment: d } = config.root;
-  if (inf.kind === "external" || inf.tensor_parallel_size === undefined) return [];
-  const gpus = d.inference_gpu_ids.length > 0 ? d.inference_gpu_ids.length : (d.num_infer_gpus ?? 0);
-  const key = d.inference_gpu_ids.length > 0 ? "deployment.inference_gpu_ids" : "deployment.num_infer_gpus";
-  if (gpus === 0 || gpus % inf.tensor_parallel_size === 0) return [];
-  return [
-    `inference.tensor_parallel_size = ${inf.tensor_parallel_size} must divide the ${gpus} inference GPU(s) of ${key} (${config.file})`,
-  ];
+  return { settings, problems };
 }

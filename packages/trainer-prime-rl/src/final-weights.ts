@@ -13,8 +13,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { FinalWeights, FinalWeightsContext } from "@air/core";
 import type { PrimeRlConfig } from "./options.ts";
-import { broadcastStepDir, STABLE_FILE } from "./paths.ts";
-import { primeRlPluginPaths } from "./plugin.ts";
+import { broadcastStepDir, primeRlPluginPaths, STABLE_FILE } from "./paths.ts";
 import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 

@@ -7,6 +7,7 @@ export {
   resumeCheckpoint,
   stepNumbers,
 } from "./checkpoints.ts";
+export { modelParameters } from "./ckpt-size.ts";
 export { cleanFutureSteps } from "./clean.ts";
 export {
   type BatchPart,
@@ -24,6 +25,15 @@ export {
   primeRlTrainerConfig,
 } from "./config.ts";
 export { type PrimeRlConfigClass, primeRlFields, tomlKeys, unknownPrimeRlKeys } from "./fields.ts";
+export {
+  type PrimeRlServerSection,
+  type PrimeRlTrainerSection,
+  primeRlServerSection,
+  primeRlTrainerContext,
+  primeRlTrainerSection,
+  type VllmServerSection,
+  vllmServerSection,
+} from "./launch-sections.ts";
 export { readStepMetrics, type StepMetricsWait, waitForStepMetrics } from "./metrics.ts";
 export {
   decodeMicroBatches,
@@ -48,16 +58,12 @@ export {
   primeRlTorchrunArgv,
   vllmTrainingArgs,
 } from "./prime-rl-argv.ts";
-export {
-  PRIME_RL_PROCESSES,
-  primeRlInferenceToml,
-  primeRlTrainerSpec,
-  trainerCheckpointInterval,
-  vllmServeArgv,
-} from "./processes.ts";
+export { PRIME_RL_PROCESSES, primeRlTrainerSpec } from "./processes.ts";
 export { lastStableStep } from "./restart.ts";
 export { resumeWeightsDir } from "./resume-weights.ts";
+export { primeRlInferenceToml, vllmServeArgv } from "./servers.ts";
 export { lastPrimeStepUpTo, primeStepOf, readStepMap, STEP_MAP_FILE } from "./steps.ts";
+export { trainerCheckpointInterval } from "./trainer-keys.ts";
 export { primeRlPaths, primeRlSettings, primeRlTrainerToml } from "./trainer-toml.ts";
 export { waitForFile } from "./watch.ts";
 export {

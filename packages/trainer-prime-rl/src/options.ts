@@ -47,13 +47,21 @@ export const primeRlConfigSchema = z
       .describe(
         "0.9: the trainer's data-parallel ranks (num_train_workers), one micro-batch list per rank; the launcher derives it as prime-rl's rl does (trainer GPUs per node × nnodes ÷ model.cp); default without a launched trainer: 1",
       ),
+    cp: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "the trainer's context parallel degree (its [model] cp; the launcher derives it): with ZMQ, each data rank's topic has this many readers, and all of them must be subscribed before a step is published (default: 1)",
+      ),
     seq_len: z
       .number()
       .int()
       .positive()
       .optional()
       .describe(
-        "0.9: the trainer's [model] seq_len, the packing bin size (default: max_sample_tokens, else [model] max_model_len, else no cut: the longest sample, at least 4096)",
+        "0.9: the trainer's [model] seq_len and the packing bin size, one value (default: max_sample_tokens, else [model] max_model_len, else 4096); the launcher writes it into the trainer TOML",
       ),
     pad_to_multiple_of: z
       .number()

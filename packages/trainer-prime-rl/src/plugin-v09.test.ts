@@ -2,11 +2,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "@air/core";
+import TOML from "@iarna/toml";
 import { cleanFutureSteps } from "./clean.ts";
+import { primeRlTrainerSection } from "./launch-sections.ts";
 import { decodeMicroBatches } from "./micro-batch.ts";
 import plugin from "./plugin.ts";
 import { lastPrimeStepUpTo, primeStepOf, readStepMap } from "./steps.ts";
 import { testContext, testSample } from "./testing.ts";
+import { primeRlTrainerToml } from "./trainer-toml.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -102,16 +105,60 @@ describe("seq_len", () => {
     1,
   );
 
-  test("without a setting nothing is cut: a 5002-token sample is one sequence", async () => {
-    const { ctx, config } = setup();
-    const trainer = await plugin.create(config, ctx);
-    await trainer.submit({ schemaVersion: 1, step: 0, samples: [long], metrics: {} });
-    const [m] = decodeMicroBatches(
-      readFileSync(join(ctx.runDir, "prime-rl", "rollouts", "step_1", "rank_0.bin")),
-    );
-    expect(m?.input_ids.length).toBe(5002);
-    expect(m?.loss_mask.filter(Boolean).length).toBe(2);
-  });
+  /** The trainer TOML's `[model] seq_len` as the launcher writes it for these plugin settings. */
+  function trainerSeqLen(settings: Record<string, unknown>, maxModelLen?: number): unknown {
+    const text = primeRlTrainerToml({
+      configDir: "/abs",
+      runDir: "/abs/run",
+      configFile: "/abs/run.toml",
+      trainerProcess: {
+        kind: "prime-rl",
+        extra_args: [],
+        env: {},
+        nnodes: 1,
+        node_rank: 0,
+        master_addr: "127.0.0.1",
+        master_port: 29500,
+        max_restarts: 0,
+      },
+      inference: { kind: "external", host: "127.0.0.1", port: 8000, extra_args: [], env: {} },
+      section: primeRlTrainerSection.parse({}),
+      model: { name: "m", max_model_len: maxModelLen },
+      run: { name: "r", seed: 0 },
+      gpus: { count: 2, key: "deployment.num_train_gpus" },
+      trainerSettings: settings,
+      trains: true,
+    });
+    const model = TOML.parse(text).model;
+    return typeof model === "object" && "seq_len" in model ? model.seq_len : undefined;
+  }
+
+  for (const [name, extra, maxModelLen] of [
+    ["nothing set: 4096", {}, undefined],
+    ["[model] max_model_len", {}, 3000],
+    ["[trainer] seq_len", { seq_len: 2500 }, 8192],
+  ] as const) {
+    test(`one seq_len (${name}): the packing bin size is the trainer TOML's [model] seq_len; no micro-batch is longer`, async () => {
+      const { ctx, config } = setup({ ...extra, data_world_size: 2 });
+      ctx.maxModelLen = maxModelLen;
+      const bound = trainerSeqLen(config, maxModelLen);
+      expect(bound).toBe("seq_len" in extra ? extra.seq_len : (maxModelLen ?? 4096));
+      const trainer = await plugin.create(config, ctx);
+      const mid = testSample(
+        Array.from({ length: 1400 }, (_, i) => i % 250),
+        [300],
+        [-1],
+        1,
+      );
+      await trainer.submit({ schemaVersion: 1, step: 0, samples: [long, mid, mid, mid, long], metrics: {} });
+      const dir = join(ctx.runDir, "prime-rl", "rollouts", "step_1");
+      const lengths = ["rank_0.bin", "rank_1.bin"].flatMap((f) =>
+        decodeMicroBatches(readFileSync(join(dir, f))).map((m) => m.input_ids.length),
+      );
+      expect(Math.max(...lengths)).toBeLessThanOrEqual(Number(bound));
+      expect(lengths.some((n) => n === bound)).toBe(true);
+    });
+  }
 
   test("[model] max_model_len is the default; a longer sample is truncated as prime-rl does, with a warning", async () => {
     const { ctx, config } = setup();

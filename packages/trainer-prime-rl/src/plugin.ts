@@ -4,7 +4,7 @@ import { AirError, definePlugin } from "@air/core";
 import { pruneStepDirs } from "./checkpoints.ts";
 import { codecFor } from "./codecs/index.ts";
 import { orchestratorControlToml } from "./config.ts";
-import { derive } from "./derive.ts";
+import { derive, seqLen } from "./derive.ts";
 import { exportFinalWeights } from "./final-weights.ts";
 import { waitForStepMetrics } from "./metrics.ts";
 import { primeRlConfigSchema } from "./options.ts";
@@ -54,18 +54,17 @@ export default definePlugin({
     const codec = codecFor(config.prime_rl_version);
     const { runDir, outputDir, metricsFile } = primeRlPluginPaths(config, ctx.runDir, ctx.configDir);
     const kind = config.lora ? "lora" : "full";
-    // The packing bin size must be the trainer's [model] seq_len; without a setting, no sample is cut (bins as
-    // long as the longest sample, at least 4096 — the launcher's trainer TOML default).
-    const fixedSeqLen = config.seq_len ?? config.max_sample_tokens ?? ctx.maxModelLen;
+    // The packing bin size is the trainer's [model] seq_len: one value (`seqLen`), which the trainer TOML gets too.
+    const binSize = seqLen(config, ctx.maxModelLen).value;
     mkdirSync(runDir, { recursive: true });
     if (codec.needsControlFile && config.write_control) {
       const control = join(runDir, "control");
       mkdirSync(control, { recursive: true });
       const lora = config.lora ? { rank: config.lora_rank, alpha: config.lora_alpha } : null;
-      writeFileSync(
-        join(control, "orch.toml"),
-        orchestratorControlToml({ model: ctx.modelName, runDir, lora }),
-      );
+      // Whole before it is visible: the trainer polls for this file and parses it once it exists.
+      const file = join(control, "orch.toml");
+      writeFileSync(`${file}.tmp`, orchestratorControlToml({ model: ctx.modelName, runDir, lora }));
+      renameSync(`${file}.tmp`, file);
     }
     ctx.log.debug(`prime-rl ${codec.version} (${codec.tag}), run dir ${runDir}, metrics ${metricsFile}`);
     // prime-rl steps are consecutive batches: an empty air step sends nothing and takes no number. The map is
@@ -120,21 +119,19 @@ export default definePlugin({
             `${broadcastStepDir(runDir, step)} already has STABLE before its batch was written: a stale run dir? (clean it, or resume)`,
           );
         }
-        const longest = Math.max(...batch.samples.map((s) => s.tokenIds.length));
-        const seqLen = fixedSeqLen ?? Math.max(4096, longest);
-        const cut = batch.samples.filter((s) => s.tokenIds.length > seqLen).length;
+        const cut = batch.samples.filter((s) => s.tokenIds.length > binSize).length;
         if (codec.version !== "0.8" && cut > 0)
           ctx.log.warn(
-            `step ${batch.step}: ${cut} sample(s) longer than seq_len ${seqLen} are truncated, as prime-rl packs them (tokens past ${seqLen} are not trained)`,
+            `step ${batch.step}: ${cut} sample(s) longer than seq_len ${binSize} are truncated, as prime-rl packs them (tokens past ${binSize} are not trained)`,
           );
         const parts = codec.encodeStep(
           batch.samples.map((s) => toTrainingSample(s, config.env_name)),
           step,
-          { seqLen, dataWorldSize, padToMultipleOf: config.pad_to_multiple_of ?? 1 },
+          { seqLen: binSize, dataWorldSize, padToMultipleOf: config.pad_to_multiple_of ?? 1 },
         );
         if (config.transport === "zmq") {
           sender ??= await ZmqMicroBatchSender.bind({ host: zmqHost, port: config.zmq_port });
-          await sender.waitReady(dataWorldSize, config.zmq_ready_timeout_ms, ctx.signal);
+          await sender.waitReady(dataWorldSize, config.zmq_ready_timeout_ms, ctx.signal, config.cp ?? 1);
           sender.send(parts.map((p) => p.bytes));
         } else {
           const dir = rolloutStepDir(runDir, step);

@@ -6,6 +6,12 @@ import type { ProcessStart } from "@air/core";
 import TOML from "@iarna/toml";
 import type { PrimeRlVersion } from "./codecs/index.ts";
 import { unknownPrimeRlKeys } from "./fields.ts";
+import {
+  type PrimeRlServerSection,
+  type PrimeRlTrainerSection,
+  primeRlServerSection,
+  primeRlTrainerSection,
+} from "./launch-sections.ts";
 import { PRIME_RL_PROCESSES } from "./processes.ts";
 import { primeRlTrainerToml } from "./trainer-toml.ts";
 
@@ -28,10 +34,11 @@ const { trainer_process: TRAINERS, inference: SERVERS } = PRIME_RL_PROCESSES;
 const RUN_DIR = "/abs/out/run";
 
 /**
- * What the launcher hands a process kind (its `[trainer_process]` and `[inference]` defaults, sections.ts),
- * with `version` as the trainer plugin's `prime_rl_version`; `gpus` as the launcher's trainer / inference GPUs.
+ * What the launcher hands a process kind (its `[trainer_process]` and `[inference]` keys at their defaults,
+ * launcher/src/sections.ts; the kind's own keys through the kind's schema), with `version` as the trainer plugin's
+ * `prime_rl_version`; `gpus` as the launcher's trainer / inference GPUs.
  */
-function ctx(
+function base(
   version: PrimeRlVersion,
   o: {
     tp?: Record<string, unknown>;
@@ -39,54 +46,79 @@ function ctx(
     settings?: Record<string, unknown>;
     gpus?: number[];
     resumeStep?: number;
-  } = {},
-): ProcessStart {
+  },
+) {
   const gpus = o.gpus ?? [2, 3];
+  const launcher = (keys: Record<string, unknown>, own: Set<string>) =>
+    Object.fromEntries(Object.entries(keys).filter(([k]) => own.has(k) === false));
+  const tpKeys = new Set(Object.keys(primeRlTrainerSection.shape));
+  const infKeys = new Set(Object.keys(primeRlServerSection.shape));
   return {
     configDir: "/abs/cfg",
     runDir: RUN_DIR,
     configFile: "/abs/cfg/run.toml",
-    sections: {
-      trainer_process: {
-        kind: "prime-rl",
-        launch: "torchrun",
-        module: "prime_rl.trainer.rl.train",
-        nnodes: 1,
-        node_rank: 0,
-        master_addr: "127.0.0.1",
-        master_port: 29500,
-        lr: 1e-5,
-        trainer_config: {},
-        extra_args: [],
-        env: { FAKE_TRAINER_MODE: "ok" },
-        max_restarts: 0,
-        ckpt_interval: 1,
-        ckpt_keep_last: 2,
-        ...o.tp,
-      },
-      inference: {
-        kind: "vllm",
-        host: "127.0.0.1",
-        port: 8000,
-        router: false,
-        gpu_memory_utilization: 0.9,
-        lora: { enabled: false, max_rank: 16, max_loras: 1, modules: {} },
-        extra_args: [],
-        env: {},
-        ...o.inf,
-      },
-      model: { name: "fake/model", max_model_len: 4096 },
-      run: { name: "r1", seed: 0 },
+    trainerProcess: {
+      kind: "prime-rl",
+      nnodes: 1,
+      node_rank: 0,
+      master_addr: "127.0.0.1",
+      master_port: 29500,
+      extra_args: [],
+      env: { FAKE_TRAINER_MODE: "ok" },
+      max_restarts: 0,
+      ...launcher(o.tp ?? {}, tpKeys),
     },
+    inference: {
+      kind: "vllm",
+      host: "127.0.0.1",
+      port: 8000,
+      extra_args: [],
+      env: {},
+      ...launcher(o.inf ?? {}, infKeys),
+    },
+    model: { name: "fake/model", max_model_len: 4096 },
+    run: { name: "r1", seed: 0 },
+    gpus: { count: gpus.length, key: "deployment.trainer_gpu_ids" },
     trainerSettings: { prime_rl_version: version, ...o.settings },
+    trains: true,
     gpuIds: gpus,
     gpuCount: gpus.length,
     resumeStep: o.resumeStep,
   };
 }
 
-const trainer = (c: ProcessStart) => TRAINERS["prime-rl"].spec(c);
-const server = (kind: "prime-rl" | "vllm", c: ProcessStart) => SERVERS[kind].spec(c);
+/** Only the keys of `keys` that `schema` declares (the launcher hands a kind its own keys only). */
+function ownOf(keys: Record<string, unknown> | undefined, shape: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(keys ?? {}).filter(([k]) => k in shape));
+}
+
+/** A trainer kind's start context. */
+function ctx(
+  version: PrimeRlVersion,
+  o: Parameters<typeof base>[1] = {},
+): ProcessStart<PrimeRlTrainerSection> {
+  const ckpt = { ckpt_interval: 1, ...o.tp };
+  return {
+    ...base(version, o),
+    section: primeRlTrainerSection.parse(ownOf(ckpt, primeRlTrainerSection.shape)),
+  };
+}
+
+/** An inference kind's start context. */
+function serverCtx(
+  version: PrimeRlVersion,
+  o: Parameters<typeof base>[1] = {},
+): ProcessStart<PrimeRlServerSection> {
+  const inf = { lora: { max_rank: 16 }, ...o.inf };
+  return {
+    ...base(version, o),
+    section: primeRlServerSection.parse(ownOf(inf, primeRlServerSection.shape)),
+    gpus: { count: (o.gpus ?? [2, 3]).length, key: "deployment.inference_gpu_ids" },
+  };
+}
+
+const trainer = (c: ProcessStart<PrimeRlTrainerSection>) => TRAINERS["prime-rl"].spec(c);
+const server = (kind: "prime-rl" | "vllm", c: ProcessStart<PrimeRlServerSection>) => SERVERS[kind].spec(c);
 
 for (const version of ["0.8", "0.9"] as const) {
   describe(`prime-rl ${version}: children as prime-rl's rl starts them`, () => {
@@ -146,7 +178,7 @@ for (const version of ["0.8", "0.9"] as const) {
 
     test("inference (prime-rl): environment, router written off, every key in its InferenceConfig", () => {
       const lora = { enabled: true, max_rank: 16, max_loras: 1, modules: {} };
-      const c = ctx(version, { inf: { kind: "prime-rl", lora }, gpus: [0] });
+      const c = serverCtx(version, { inf: { kind: "prime-rl", lora }, gpus: [0] });
       const spec = server("prime-rl", c);
       expect(spec.env).toMatchObject({ ...COMMON, ...INFERENCE, CUDA_VISIBLE_DEVICES: "0" });
       const file = join(RUN_DIR, "configs", "inference.toml");
@@ -158,14 +190,14 @@ for (const version of ["0.8", "0.9"] as const) {
     });
 
     test("inference (prime-rl) with its router: router on port, engine on backend_port", () => {
-      const c = ctx(version, { inf: { kind: "prime-rl", router: true, port: 8123 } });
+      const c = serverCtx(version, { inf: { kind: "prime-rl", router: true, port: 8123 } });
       const doc = TOML.parse(server("prime-rl", c).files[0]?.text ?? "") as Record<string, unknown>;
       expect(doc.router).toEqual({ type: "vllm-router" });
       expect(doc.backend_port).toBe(8223);
       expect(doc.server).toEqual({ host: "127.0.0.1", port: 8123 });
       expect(unknownPrimeRlKeys(TOML.stringify(doc as TOML.JsonMap), version, "InferenceConfig")).toEqual([]);
       expect(SERVERS["prime-rl"].enginePort?.(c)).toBe(8223);
-      const own = ctx(version, { inf: { kind: "prime-rl", router: true, backend_port: 9001 } });
+      const own = serverCtx(version, { inf: { kind: "prime-rl", router: true, backend_port: 9001 } });
       expect(SERVERS["prime-rl"].enginePort?.(own)).toBe(9001);
     });
   });
@@ -173,7 +205,7 @@ for (const version of ["0.8", "0.9"] as const) {
 
 describe("stock vLLM serve", () => {
   test("--logprobs-mode processed_logprobs (what prime-rl's trainer assumes) and prime-rl's server environment", () => {
-    const spec = server("vllm", ctx("0.9", { inf: { extra_args: ["--enforce-eager"] }, gpus: [0] }));
+    const spec = server("vllm", serverCtx("0.9", { inf: { extra_args: ["--enforce-eager"] }, gpus: [0] }));
     const argv = spec.argv;
     expect(argv.slice(argv.indexOf("--logprobs-mode"), argv.indexOf("--logprobs-mode") + 2)).toEqual([
       "--logprobs-mode",
@@ -181,7 +213,7 @@ describe("stock vLLM serve", () => {
     ]);
     expect(spec.env).toMatchObject({ ...COMMON, ...INFERENCE, CUDA_VISIBLE_DEVICES: "0" });
     expect(spec.files).toEqual([]);
-    const own = server("vllm", ctx("0.9", { inf: { extra_args: ["--logprobs-mode=raw_logprobs"] } }));
+    const own = server("vllm", serverCtx("0.9", { inf: { extra_args: ["--logprobs-mode=raw_logprobs"] } }));
     expect(own.argv.filter((a) => a.startsWith("--logprobs-mode"))).toEqual(["--logprobs-mode=raw_logprobs"]);
     expect(SERVERS.vllm.enginePort).toBeUndefined();
   });
@@ -224,6 +256,17 @@ describe("trainer TOML", () => {
         ...key,
       });
     }
+  });
+
+  test("one seq_len: a trainer [model] seq_len that contradicts the packing bin size names both keys", () => {
+    const kind = TRAINERS["prime-rl"];
+    const own = { tp: { trainer_config: { model: { seq_len: 2048 } } } };
+    expect(kind.problems?.(ctx("0.9", own))).toEqual([
+      "trainer_process.trainer_config.model.seq_len = 2048 contradicts model.max_model_len = 4096 (the packing bin size: one seq_len, as prime-rl's rl shares it); remove trainer_process.trainer_config.model.seq_len or set model.max_model_len",
+    ]);
+    expect(kind.problems?.(ctx("0.9", { ...own, settings: { seq_len: 2048 } }))).toEqual([]);
+    const text = primeRlTrainerToml(ctx("0.9", { settings: { seq_len: 2048 } }));
+    expect(TOML.parse(text).model).toMatchObject({ seq_len: 2048 });
   });
 
   test("max_restarts without checkpoints is a problem naming the key that sets none", () => {

@@ -3,8 +3,7 @@ import { dirname, join } from "node:path";
 import type { LaunchContext } from "@air/core";
 import { resumeCheckpoint } from "./checkpoints.ts";
 import type { PrimeRlConfig } from "./options.ts";
-import { broadcastStepDir, STABLE_FILE } from "./paths.ts";
-import { primeRlPluginPaths } from "./plugin.ts";
+import { broadcastStepDir, primeRlPluginPaths, STABLE_FILE } from "./paths.ts";
 
 /**
  * The newest prime-rl step whose weights the trainer finished (`broadcasts/step_N/STABLE`), or undefined when none.

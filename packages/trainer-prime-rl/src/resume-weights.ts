@@ -2,8 +2,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path";
 import type { LaunchContext, WeightsRef } from "@air/core";
 import type { PrimeRlConfig } from "./options.ts";
-import { broadcastStepDir, STABLE_FILE } from "./paths.ts";
-import { primeRlPluginPaths } from "./plugin.ts";
+import { broadcastStepDir, primeRlPluginPaths, STABLE_FILE } from "./paths.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 
 /**

@@ -4,7 +4,7 @@ import type { PreparedRunDir, RunDirContext } from "@air/core";
 import { checkpointDir, incompleteCheckpointSteps, resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
 import { cleanFutureSteps } from "./clean.ts";
 import type { PrimeRlConfig } from "./options.ts";
-import { primeRlPluginPaths } from "./plugin.ts";
+import { primeRlPluginPaths } from "./paths.ts";
 import { resumeWeightsDir } from "./resume-weights.ts";
 import { lastPrimeStepUpTo } from "./steps.ts";
 

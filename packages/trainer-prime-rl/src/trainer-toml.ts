@@ -2,8 +2,9 @@ import { deepMerge, type ProcessContext } from "@air/core";
 import TOML from "@iarna/toml";
 import type { PrimeRlVersion } from "./codecs/index.ts";
 import { primeRlTrainerConfig } from "./config.ts";
+import { seqLen } from "./derive.ts";
 import { unknownPrimeRlKeys } from "./fields.ts";
-import { launchSections } from "./launch-sections.ts";
+import type { PrimeRlTrainerSection } from "./launch-sections.ts";
 import { type PrimeRlConfig, primeRlConfigSchema } from "./options.ts";
 import { primeRlPluginPaths } from "./paths.ts";
 
@@ -13,7 +14,7 @@ import { primeRlPluginPaths } from "./paths.ts";
  * plugin has none (e.g. a run that starts a prime-rl server for another trainer).
  * @example primeRlSettings(ctx).prime_rl_version // "0.9"
  */
-export function primeRlSettings(ctx: ProcessContext): PrimeRlConfig {
+export function primeRlSettings(ctx: Pick<ProcessContext, "trainerSettings">): PrimeRlConfig {
   return primeRlConfigSchema.parse(ctx.trainerSettings);
 }
 
@@ -23,7 +24,7 @@ export function primeRlSettings(ctx: ProcessContext): PrimeRlConfig {
  * orchestrator's run dir (0.8: `<output_dir>/run_default`; 0.9: the output dir itself) and the metrics JSONL.
  * @example primeRlPaths(ctx) // { version: "0.9", outputDir: "/abs/out/run/prime-rl", runDir: "/abs/out/run/prime-rl", metricsFile: ".../metrics.jsonl" }
  */
-export function primeRlPaths(ctx: ProcessContext): {
+export function primeRlPaths(ctx: Pick<ProcessContext, "trainerSettings" | "runDir" | "configDir">): {
   version: PrimeRlVersion;
   outputDir: string;
   runDir: string;
@@ -47,13 +48,16 @@ export function withResumeStep(text: string, version: PrimeRlVersion, step: numb
 
 /**
  * The prime-rl trainer TOML for a run and the plugin's `prime_rl_version`: model, output dir (shared with the
- * transport plugin), lr, seq_len, LoRA, the rollout transport (ZMQ host/port when the plugin uses it) and, when
+ * transport plugin), lr, seq_len (the packing bin size, `seqLen`), LoRA, the rollout transport (ZMQ host/port when the plugin uses it) and, when
  * resuming, the checkpoint step; then `trainer_config` merged on top. Every key must exist in prime-rl's
  * `TrainerConfig` at the pinned commit, or this throws naming the unknown keys.
  * @example primeRlTrainerToml(ctx, { resumeStep: 4 })
  */
-export function primeRlTrainerToml(ctx: ProcessContext, options: { resumeStep?: number } = {}): string {
-  const { tp, model } = launchSections(ctx);
+export function primeRlTrainerToml(
+  ctx: ProcessContext<PrimeRlTrainerSection>,
+  options: { resumeStep?: number } = {},
+): string {
+  const { section: tp, model } = ctx;
   const t = primeRlSettings(ctx);
   const lora = t.lora ? { rank: t.lora_rank, alpha: t.lora_alpha } : null;
   const text = primeRlTrainerConfig({
@@ -61,7 +65,7 @@ export function primeRlTrainerToml(ctx: ProcessContext, options: { resumeStep?: 
     model: model.name,
     outputDir: primeRlPaths(ctx).outputDir,
     lr: tp.lr,
-    seqLen: tp.seq_len ?? model.max_model_len ?? 4096,
+    seqLen: seqLen(t, model.max_model_len).value,
     weightDecay: tp.weight_decay,
     maxNorm: tp.max_norm,
     lora,

@@ -55,6 +55,7 @@ def trainer_settings(doc):
             "host": get("rollout_transport.host", "localhost"),
             "port": int(get("rollout_transport.port", 5555)),
             "hwm": int(get("rollout_transport.hwm", 10)),
+            "cp": int(get("model.cp", 1)),
         }
     if v08:
         name = get("file_monitor.filename")

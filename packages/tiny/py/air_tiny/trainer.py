@@ -131,7 +131,7 @@ def main(argv=None):
     if s["metrics_file"] and master:
         os.makedirs(os.path.dirname(s["metrics_file"]), exist_ok=True)
         open(s["metrics_file"], "a").close()  # created at start, as prime-rl's FileMonitor does
-    receiver = transport.ZmqReceiver(s["zmq"]["host"], s["zmq"]["port"], rank, s["zmq"]["hwm"]) if s["zmq"] else None
+    receiver = transport.ZmqReceiver(**s["zmq"], rank=rank, world_size=size) if s["zmq"] else None
     step = progress["step"]
     if dist is not None:
         dist.barrier()

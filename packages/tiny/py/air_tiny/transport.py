@@ -177,11 +177,23 @@ def read_shard(run_dir, step, rank, world):
     return {**batch, "examples": batch["examples"][rank::world], "format": "0.8", "paths": [path], "micro_batches": 1}
 
 
-class ZmqReceiver:
-    """prime-rl's ZMQMicroBatchReceiver: SUB to the data rank's topic, then announce READY on port + 1."""
+def data_rank(rank, world_size, cp):
+    """prime-rl's DataLoader (trainer/rl/data.py at 559b447): `dp_rank = rank // (world_size // dp_world_size)`,
+    the cp ranks of one data-parallel group reading the same topic."""
+    if cp < 1 or world_size % cp != 0:
+        raise SystemExit(f"trainer TOML: model.cp = {cp} must divide the world size {world_size}")
+    return rank // cp
 
-    def __init__(self, host, port, rank, hwm=10):
+
+class ZmqReceiver:
+    """prime-rl's ZMQMicroBatchReceiver: SUB to the data rank's topic, then announce READY on port + 1. With
+    context parallel > 1 every rank is a receiver of its data rank's topic, as prime-rl's: `rank` is the global
+    rank, the topic `data_rank(rank, world_size, cp)`; each sends READY once and keeps its PUSH socket open."""
+
+    def __init__(self, host, port, rank, hwm=10, world_size=1, cp=1):
         import zmq
+
+        rank = data_rank(rank, world_size, cp)
 
         self.zmq = zmq
         self.context = zmq.Context.instance()

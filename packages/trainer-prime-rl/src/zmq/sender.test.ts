@@ -109,6 +109,44 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
     }
   }, 40_000);
 
+  test("context parallel 2: both cp ranks read data rank 0's topic; a late one is waited for, none hangs", async () => {
+    const port = await freePort();
+    const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });
+    const early = peer(port, 0);
+    let late: ReturnType<typeof peer> | undefined;
+    try {
+      let bothReady = false;
+      const waiting = sender.waitReady(1, 30_000, undefined, 2).then(() => {
+        bothReady = true;
+      });
+      // The early reader is counted (one reader is enough for cp = 1) ...
+      await sender.waitReady(1, 30_000);
+      await Bun.sleep(0);
+      // ... but with cp = 2 the step is not published until the second reader of the topic joins.
+      expect(bothReady).toBe(false);
+      late = peer(port, 0);
+      await waiting;
+      const payload = encodeMicroBatches(
+        packSamples([toTrainingSample(testSample([1, 2], [300], [-1], 1), "air")], {
+          seqLen: 8,
+          dataWorldSize: 1,
+        })[0] ?? [],
+      );
+      sender.send([payload]);
+      for (const p of [early, late]) {
+        const timer = setTimeout(() => p.kill(), 20_000);
+        const out = await new Response(p.stdout).text();
+        await p.exited;
+        clearTimeout(timer);
+        expect(JSON.parse(out)).toMatchObject({ topic: "data_rank|0|", bytes: payload.length });
+      }
+    } finally {
+      early.kill();
+      late?.kill();
+      sender.close();
+    }
+  }, 60_000);
+
   test("a rank that never joins: a timeout naming the endpoint and the missing rank", async () => {
     const port = await freePort();
     const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });

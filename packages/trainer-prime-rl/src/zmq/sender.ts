@@ -53,7 +53,8 @@ async function listen(server: Server, host: string, port: number): Promise<void>
  */
 export class ZmqMicroBatchSender {
   private readonly subscribers = new Set<Subscriber>();
-  private readonly readyRanks = new Set<number>();
+  /** The rank each live READY connection announced (prime-rl's receiver keeps its PUSH socket open). */
+  private readonly readyConnections = new Map<Socket, number>();
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -114,33 +115,47 @@ export class ZmqMicroBatchSender {
     attachZmtp(socket, "PULL", {
       message: ([body]) => {
         const rank = Number.parseInt(new TextDecoder().decode(body ?? new Uint8Array()), 10);
-        if (Number.isInteger(rank) && rank >= 0) this.readyRanks.add(rank);
+        if (Number.isInteger(rank) && rank >= 0) this.readyConnections.set(socket, rank);
       },
     });
+    socket.on("close", () => this.readyConnections.delete(socket));
   }
 
-  private subscribed(rank: number): boolean {
+  /** Live subscriptions to a data rank's topic. */
+  private subscribed(rank: number): number {
     const topic = rankTopic(rank);
-    for (const s of this.subscribers) if (s.topics.some((t) => startsWith(topic, t))) return true;
-    return false;
+    let n = 0;
+    for (const s of this.subscribers) if (s.topics.some((t) => startsWith(topic, t))) n++;
+    return n;
+  }
+
+  /** Live READY connections that announced a data rank. */
+  private ready(rank: number): number {
+    let n = 0;
+    for (const r of this.readyConnections.values()) if (r === rank) n++;
+    return n;
   }
 
   /**
-   * Waits until ranks 0..n-1 have sent READY and subscribed (prime-rl waits for READY only; a subscription travels
-   * on another connection, so waiting for it too closes the slow-joiner window).
+   * Waits until each data rank 0..n-1 has `readers` live READY connections and as many subscriptions. With
+   * context parallel > 1, prime-rl's trainer makes one receiver per rank, all `cp` ranks of a data-parallel
+   * group on the topic of their data rank (trainer/rl/data.py: `dp_rank = rank // non_dp_world_size`); each
+   * sends READY once and keeps its PUSH socket open. prime-rl's own sender counts a data rank ready after its
+   * first READY, so a late cp rank misses the first publish and waits forever; counting every reader closes that.
+   * A subscription travels on another connection than READY, so both are waited for.
    */
-  async waitReady(ranks: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  async waitReady(ranks: number, timeoutMs: number, signal?: AbortSignal, readers = 1): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const missing = Array.from({ length: ranks }, (_, r) => r).filter(
-        (r) => !this.readyRanks.has(r) || !this.subscribed(r),
+        (r) => this.ready(r) < readers || this.subscribed(r) < readers,
       );
       if (missing.length === 0) return;
       if (signal?.aborted) throw new AirError("ABORTED", "aborted while waiting for trainer ranks over ZMQ");
       if (Date.now() >= deadline)
         throw new AirError(
           "TIMEOUT",
-          `trainer rank(s) ${missing.join(", ")} did not subscribe to tcp://${this.endpoint.host}:${this.endpoint.port} ` +
+          `${readers > 1 ? `${readers} readers (cp) of ` : ""}trainer data rank(s) ${missing.join(", ")} did not subscribe to tcp://${this.endpoint.host}:${this.endpoint.port} ` +
             `and send READY to port ${this.endpoint.port + 1} within ${timeoutMs} ms`,
         );
       await sleep(20, signal);

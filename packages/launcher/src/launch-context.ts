@@ -1,0 +1,10 @@
+import type { LaunchContext } from "@air/core";
+import type { RunConfig } from "./sections.ts";
+
+/**
+ * The context a plugin's launch hooks get: the TOML's dir, the run dir, the server the launcher starts, the model.
+ * @example launchContext(config).runDir // "/abs/outputs/quickstart"
+ */
+export function launchContext(config: RunConfig, inferenceUrl?: string): LaunchContext {
+  return { configDir: config.dir, runDir: config.runDir, inferenceUrl, modelName: config.root.model.name };
+}

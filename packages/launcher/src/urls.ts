@@ -1,0 +1,26 @@
+import { inferenceKind, processContext } from "./process-kinds.ts";
+import type { RunConfig } from "./sections.ts";
+
+/** Host a client uses to reach a server bound to `host`. */
+export function clientHost(host: string): string {
+  return host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host;
+}
+
+/**
+ * Base URL (no `/v1`) where the admin routes (`/pause`, `/update_weights`, LoRA loads) reach the engine the
+ * launcher starts: behind a router (the process kind's `enginePort`) the engine's own port, else the server itself.
+ * @example engineBaseUrl(config) // "http://127.0.0.1:8100"
+ */
+export function engineBaseUrl(config: RunConfig): string {
+  const { inference } = config.root;
+  const port = inferenceKind(config)?.enginePort?.(processContext(config, "inference"));
+  if (port !== undefined) return `http://${clientHost(inference.host)}:${port}`;
+  return inferenceBaseUrl(config);
+}
+
+/** Base URL of the inference server (no trailing slash, no `/v1`). */
+export function inferenceBaseUrl(config: RunConfig): string {
+  const { inference } = config.root;
+  if (inference.kind === "external") return (inference.url ?? "").replace(/\/+$/, "").replace(/\/v1$/, "");
+  return `http://${clientHost(inference.host)}:${inference.port}`;
+}
