@@ -7,6 +7,7 @@ import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
 import { builtinRegistry, readAuditFindings } from "./builtins.ts";
 import { planLaunch } from "./launch-plan.ts";
 import { runPreflight } from "./preflight.ts";
+import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { killSurvivors, removeTempDirs, startLauncher, writeFixtureConfig } from "./test-helpers.ts";
 
@@ -55,7 +56,11 @@ test("the audit's findings reach the plugins through the launcher: read once fro
     message: 'from the latest audit: {"t":0.02}',
   });
   // `rl`: the plan reads it once; preflight and the run's plugins (`ctx.audit`) get the plan's.
-  const plan = await planLaunch(config, { env: { ...process.env, CUDA_VISIBLE_DEVICES: "" } }, () => {});
+  const plan = await planLaunch(
+    planOf(config),
+    { env: { ...process.env, CUDA_VISIBLE_DEVICES: "" } },
+    () => {},
+  );
   expect("audit" in plan && plan.audit).toEqual({
     source: join(config.runDir, "air.db"),
     noise: { t: 0.02 },

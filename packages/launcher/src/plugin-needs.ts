@@ -1,4 +1,4 @@
-import type { CheckResult, PluginNeeds, ResolvedPlugin } from "@air/core";
+import type { AuditFindings, CheckResult, PluginNeeds, ResolvedPlugin } from "@air/core";
 import { launchContext } from "./launch-context.ts";
 import type { RunConfig } from "./sections.ts";
 
