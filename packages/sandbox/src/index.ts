@@ -49,6 +49,11 @@ export {
   shellQuote,
 } from "./shell.ts";
 export {
+  enterDirectory,
+  SnapshotStore,
+  SnapshotUnavailableError,
+} from "./snapshot-store.ts";
+export {
   containerLabels,
   labelledContainers,
   MANAGED_LABEL,
@@ -63,5 +68,6 @@ export type {
   ExecResult,
   Runtime,
   Sandbox,
+  SnapshotHandle,
   TaskFiles,
 } from "./types.ts";

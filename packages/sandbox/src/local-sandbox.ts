@@ -256,6 +256,34 @@ export class LocalSandbox implements Sandbox {
     if (out.exitCode !== 0) throw new Error(`copying the workspace for a fork failed: ${out.stderr}`);
   }
 
+  /** The agent shell's working directory (as the agent sees it). */
+  get currentCwd(): string {
+    return this.cwd;
+  }
+
+  /**
+   * Copies the workspace (without its shared paths) into the new directory `dest`, owned by air (a stored
+   * snapshot, `LocalRuntime.saveSnapshot`): as root while the sandbox's processes are stopped, in this process
+   * (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never followed).
+   */
+  async saveTree(dest: string): Promise<void> {
+    const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
+    await mkdir(dest, { mode: 0o700 });
+    const owner = process.getuid?.() ?? 0;
+    const stopped = this.host.asRoot ? await freeze(this.uid, this.bwrapPid) : [];
+    try {
+      await copyTree(this.host.workspace, dest, owner, skip);
+    } finally {
+      thaw(stopped);
+    }
+  }
+
+  /** Fills this sandbox's (empty) workspace from a stored tree (`saveTree`), owned by this sandbox's agent. */
+  async restoreTree(tree: string): Promise<void> {
+    if (this.host.asRoot) await chown(this.host.workspace, this.host.uid, this.host.uid);
+    await copyTree(tree, this.host.workspace, this.host.uid, new Set());
+  }
+
   /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */
   async snapshot(): Promise<Uint8Array> {
     const out = await this.sandboxed(
