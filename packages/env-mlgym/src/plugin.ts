@@ -6,6 +6,7 @@ import {
   dockerReachable,
   LocalRuntime,
   type Runtime,
+  SnapshotStore,
   type TaskFiles,
   UnsandboxedRuntime,
 } from "@air/sandbox";
@@ -17,6 +18,7 @@ import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { recordedNoise } from "./noise.ts";
 import { MlgymSession } from "./session.ts";
+import { parseState } from "./session-state.ts";
 import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
@@ -86,6 +88,8 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const mlgymAgent = useMlgymTools ? await loadMlgymAgent(root, config.agent_config) : undefined;
   ctx.log.info(`mlgym: ${tasks.size} task(s) from ${root}, runtime ${runtime.kind}`);
   const noise = recordedNoise(ctx.runDir, (message) => ctx.log.warn(message));
+  // each turn's sandbox snapshot (rl --resume), in the run dir so a new process finds it
+  const snapshots = new SnapshotStore(join(ctx.runDir, "snapshots"));
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {
@@ -128,11 +132,31 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
           mlgymAgent,
           noise: noise[entry.task.id],
           reopen,
+          snapshots: { store: snapshots, rolloutId },
         });
         if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
         return session;
       };
       return openFrom(example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info.rolloutId);
+    },
+    // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
+    async restore(example, info) {
+      const name = String(example.data?.taskName ?? example.task);
+      const entry = tasks.get(idOf(name));
+      if (!entry)
+        throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "restore" });
+      const state = parseState(info.state);
+      const { rolloutId, signal } = info;
+      const sandbox = await runtime.acquire(entry.files, { rolloutId, signal, restore: state.snapshot });
+      const session = new MlgymSession(runtime, sandbox, entry.task, {
+        config,
+        python,
+        mlgymAgent,
+        noise: noise[entry.task.id],
+        snapshots: { store: snapshots, rolloutId },
+      });
+      await session.resumeFrom(state);
+      return session;
     },
     close: () => runtime.close(),
   };

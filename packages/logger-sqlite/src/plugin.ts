@@ -40,6 +40,10 @@ export default definePlugin({
         `continuing run ${resumed.runId} in ${file}: dropped ${resumed.droppedTrajectories} trajectories of ${resumed.droppedSteps} interrupted step(s)`,
       );
     else ctx.log.debug(`recording run ${recorder.runId} into ${file}`);
-    return { hooks: recorder.hooks, close: () => recorder.close() };
+    return {
+      hooks: recorder.hooks,
+      close: () => recorder.close(),
+      recordedRollouts: () => [...recorder.recorded.values()],
+    };
   },
 });

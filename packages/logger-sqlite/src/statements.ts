@@ -11,6 +11,7 @@ import {
   sandboxes,
   steps,
   trajectories,
+  turnResume,
   turns,
   warnings,
 } from "./schema.ts";
@@ -63,6 +64,7 @@ export function prepareStatements(db: StoreDb) {
   const client = db.$client;
   const turnKeys = columnKeys(turns);
   const trajectoryKeys = without(columnKeys(trajectories), ["id"]);
+  const turnResumeKeys = columnKeys(turnResume);
   const trajectoryStartKeys = [
     "runId",
     "rolloutId",
@@ -172,6 +174,19 @@ export function prepareStatements(db: StoreDb) {
     ),
     deleteTurns: compileWrite(client, turns, ["runId", "rolloutId"], (p) =>
       db.delete(turns).where(and(eq(turns.runId, p.runId), eq(turns.rolloutId, p.rolloutId))),
+    ),
+    /** A turn's token ids, logprobs and resume point (`rl --resume`), with the turn in one transaction. */
+    turnResume: compileWrite(client, turnResume, turnResumeKeys, (p) =>
+      db
+        .insert(turnResume)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [turnResume.runId, turnResume.rolloutId, turnResume.idx],
+          set: excluded(turnResume, without(turnResumeKeys, ["runId", "rolloutId", "idx"])),
+        }),
+    ),
+    deleteTurnResume: compileWrite(client, turnResume, ["runId", "rolloutId"], (p) =>
+      db.delete(turnResume).where(and(eq(turnResume.runId, p.runId), eq(turnResume.rolloutId, p.rolloutId))),
     ),
     metric: compileWrite(client, metrics, ["runId", "step", "name", "value", "source"], (p) =>
       db
