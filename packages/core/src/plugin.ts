@@ -131,6 +131,11 @@ export interface Environment extends PluginBase {
     example: Example,
     info: { rolloutId: string; signal: AbortSignal; state: EnvState },
   ): Promise<EnvSession>;
+  /**
+   * On `rl --resume`, before the first rollout: what `saveState` stored for rollouts other than `rolloutIds` (those
+   * the loop continues) will never be read again and may go (e.g. snapshots of turns the store never recorded).
+   */
+  keepStates?(rolloutIds: string[]): Promise<void>;
   /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
   readonly canFork?: boolean;
   /**

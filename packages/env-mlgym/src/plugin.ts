@@ -18,7 +18,7 @@ import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { recordedNoise } from "./noise.ts";
 import { MlgymSession } from "./session.ts";
-import { parseState } from "./session-state.ts";
+import { ofRollout, parseState } from "./session-state.ts";
 import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
@@ -138,6 +138,10 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
         return session;
       };
       return openFrom(example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info.rolloutId);
+    },
+    // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
+    keepStates: async (rolloutIds) => {
+      await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
     // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
     async restore(example, info) {

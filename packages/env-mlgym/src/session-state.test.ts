@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { EnvState } from "@air/core";
 import { SnapshotStore, SnapshotUnavailableError } from "@air/sandbox";
 import { parseState } from "./session-state.ts";
@@ -69,3 +69,24 @@ for (const runtime of ["local", "docker"] as const) {
     }, 180_000);
   });
 }
+
+test("on resume, snapshots of rollouts that do not continue are pruned; those of the ones that do are kept", async () => {
+  const { env, ctx } = await makeEnv("local", `air-test-keep-${process.pid}`);
+  const example = await exampleOf(env, "apartmentRent");
+  const signal = new AbortController().signal;
+  try {
+    for (const rolloutId of ["s1-r1", "s1-r10", "s1-r2"]) {
+      const session = await env.open(example, { rolloutId, signal });
+      await session.start();
+      await session.step({ text: "", command: "echo x > x.txt" });
+      await session.saveState!(0);
+      await session.close();
+    }
+    const store = new SnapshotStore(join(ctx.runDir, "snapshots"));
+    expect((await store.list()).map((h) => h.id).sort()).toEqual(["s1-r1-t0", "s1-r10-t0", "s1-r2-t0"]);
+    await env.keepStates!(["s1-r1"]);
+    expect((await store.list()).map((h) => h.id)).toEqual(["s1-r1-t0"]);
+  } finally {
+    await env.close?.();
+  }
+}, 120_000);

@@ -54,6 +54,13 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
         ? host.recordedRollouts()
         : [];
     if (recorded.length > 0) log.info(`resuming ${recorded.length} recorded rollout(s) from their last turn`);
+    const env = parts.env;
+    if (options.startStep !== undefined && env.keepStates) {
+      const keep = recorded.map((r) => r.rolloutId);
+      await pending.run("env.keepStates", root.orchestrator.timeouts.env_open_ms, () =>
+        env.keepStates!(keep),
+      );
+    }
     const orchestrator = new Orchestrator(parts, {
       recorded,
       stepMetrics: () => host.stepMetrics(),
