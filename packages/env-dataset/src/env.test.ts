@@ -202,7 +202,9 @@ describe("the env plugin", () => {
     const restored = await again.restore!(example!, { rolloutId: "r", signal, state });
     expect((await restored.step({ text: "2" })).info?.turn).toBe(1);
     expect((await restored.step({ text: "3" })).done).toBe(true);
-    await expect(again.restore!(example!, { rolloutId: "r", signal, state: {} })).rejects.toThrow("no turn count");
+    await expect(again.restore!(example!, { rolloutId: "r", signal, state: {} })).rejects.toThrow(
+      "no turn count",
+    );
   });
   test("the project's generated dataset loads with the shipped prompt layout", () => {
     const { train, eval: held } = buildExamples(
