@@ -112,7 +112,7 @@ function sessionData(example: Example): DatasetExampleData {
 }
 
 function openSession(example: Example, config: DatasetEnvConfig): EnvSession {
-  return datasetSession(sessionData(example), config, state.turn);
+  return datasetSession(sessionData(example), config, 0);
 }
 
 /** A session at turn `turn`; its only state is that counter, so a fork is a copy of it (tree rollouts). */
