@@ -90,7 +90,7 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
   const bases = second.db.select({ base: turnResume.promptIdsBase }).from(turnResume).all();
   expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6]);
 
-  // the resumed rollout's step is trained: its token ids and points go
+  // its step ends: kept (a kill while it trains resumes at step 3 again); its weights arrive: gone
   second.hooks["step:end"]({
     step: 3,
     trajectories: [makeTrajectory({ id: "s3-r0", step: 3, turns: recorded!.turns })],
@@ -98,6 +98,12 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
     metrics: {},
     warnings: [],
   });
+  second.writer.flush();
+  expect(second.db.select().from(turnResume).all()).toHaveLength(4);
+  second.hooks["weights:updated"]({ weights: { version: 3 }, metrics: {} });
+  second.writer.flush();
+  expect(second.db.select().from(turnResume).all()).toHaveLength(4);
+  second.hooks["weights:updated"]({ weights: { version: 4 }, metrics: {} });
   second.writer.flush();
   expect(second.db.select().from(turnResume).all()).toEqual([]);
   second.close();

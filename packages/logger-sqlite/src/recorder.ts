@@ -196,9 +196,6 @@ export class RunRecorder {
         this.queue(() => this.write.samples(chunk));
       }
       this.queue(() => this.write.stepEnd(stepRow));
-      // trained: its rollouts' token ids and resume points are needed no more
-      for (const t of e.trajectories)
-        this.queue(() => this.write.deleteTurnResume({ runId: this.runId, rolloutId: t.id }));
       this.pushMetrics(e.step, e.metrics, "step");
       for (const message of e.warnings)
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
@@ -222,6 +219,10 @@ export class RunRecorder {
     },
     "weights:updated": (e) => {
       this.pushMetrics(Math.max(0, e.weights.version - 1), e.metrics, "trainer");
+      // steps before this version are trained (a resume starts after them): their token ids and points go. Not
+      // at step:end: a kill while the step trains resumes at that step, whose rollouts then continue from the end.
+      const trained = { runId: this.runId, step: e.weights.version };
+      this.queue(() => this.write.deleteTrainedResume(trained));
     },
     "run:end": (e) => {
       const row = { id: this.runId, status: e.status, error: e.error ?? null, endedAt: Date.now() };

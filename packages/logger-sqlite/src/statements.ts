@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { assign, type ColumnKey, columnKeys, compileInsertMany, compileWrite } from "./compile.ts";
 import type { StoreDb } from "./open.ts";
@@ -184,6 +184,21 @@ export function prepareStatements(db: StoreDb) {
           target: [turnResume.runId, turnResume.rolloutId, turnResume.idx],
           set: excluded(turnResume, without(turnResumeKeys, ["runId", "rolloutId", "idx"])),
         }),
+    ),
+    /** The token ids and points of rollouts of steps before `step` (trained: their weights were loaded). */
+    deleteTrainedResume: compileWrite(client, trajectories, ["runId", "step"], (p) =>
+      db.delete(turnResume).where(
+        and(
+          eq(turnResume.runId, p.runId),
+          inArray(
+            turnResume.rolloutId,
+            db
+              .select({ id: trajectories.rolloutId })
+              .from(trajectories)
+              .where(and(eq(trajectories.runId, p.runId), lt(trajectories.step, p.step))),
+          ),
+        ),
+      ),
     ),
     deleteTurnResume: compileWrite(client, turnResume, ["runId", "rolloutId"], (p) =>
       db.delete(turnResume).where(and(eq(turnResume.runId, p.runId), eq(turnResume.rolloutId, p.rolloutId))),

@@ -15,6 +15,7 @@ import { copyTree, freeze, thaw } from "./fork-copy.ts";
 import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
 import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
+import { snapshotTree, type TreeManifest } from "./snapshot-tree.ts";
 import type { EvaluationOutput, EvaluationRequest, ExecResult, Sandbox, TaskFiles } from "./types.ts";
 
 /** What a {@link LocalSandbox} needs from its runtime: host paths, identities and limits. */
@@ -264,7 +265,8 @@ export class LocalSandbox implements Sandbox {
   /**
    * Copies the workspace (without its shared paths) into the new directory `dest`, owned by air (a stored
    * snapshot, `LocalRuntime.saveSnapshot`): as root while the sandbox's processes are stopped, in this process
-   * (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never followed).
+   * (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never followed); a file
+   * unchanged since this sandbox's last snapshot (inode, change time, size) is a hard link to it (`snapshotTree`).
    */
   async saveTree(dest: string): Promise<void> {
     const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
@@ -272,11 +274,13 @@ export class LocalSandbox implements Sandbox {
     const owner = process.getuid?.() ?? 0;
     const stopped = this.host.asRoot ? await freeze(this.uid, this.bwrapPid) : [];
     try {
-      await copyTree(this.host.workspace, dest, owner, skip);
+      this.lastTree = await snapshotTree(this.host.workspace, dest, owner, skip, this.lastTree);
     } finally {
       thaw(stopped);
     }
   }
+  /** This sandbox's last stored tree: unchanged files of the next one are hard links to it. */
+  private lastTree: TreeManifest | undefined;
 
   /** Fills this sandbox's (empty) workspace from a stored tree (`saveTree`), owned by this sandbox's agent. */
   async restoreTree(tree: string): Promise<void> {
