@@ -56,6 +56,23 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
   }
   // recorded without points (resume_rollouts off): not kept, starts over
   first.hooks["turn:end"]({ rolloutId: "s3-r1", step: 3, turn: turnAt(0, undefined) });
+  // two that ended before the kill (their step untrained): one by itself, one aborted (that one goes on)
+  for (const [id, stopReason] of [
+    ["s3-r2", "max_turns"],
+    ["s3-r3", "aborted"],
+  ] as const) {
+    first.hooks["rollout:start"]({ rolloutId: id, ...start });
+    const turn = turnAt(0, undefined);
+    first.hooks["turn:end"]({
+      rolloutId: id,
+      step: 3,
+      turn,
+      point: { state: {}, done: false, initialMessages: initial },
+    });
+    first.hooks["rollout:end"]({
+      trajectory: makeTrajectory({ id, step: 3, groupId: "3:ex", stopReason, turns: [turn] }),
+    });
+  }
   first.writer.flush();
   first.db.$client.close(); // kill -9: no rollout:end, no run:end
 
@@ -64,9 +81,11 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
     { flushRows: 1, flushMs: 5 },
     { name: "r", runDir: dir, resume: { startStep: 3, rollouts: true } },
   );
-  expect(second.continued?.kept).toEqual(["s3-r0"]);
-  const [recorded, ...others] = [...second.recorded.values()];
-  expect(others).toEqual([]);
+  expect(second.continued?.kept).toEqual(["s3-r0", "s3-r2", "s3-r3"]);
+  expect(second.recorded.get("s3-r2")?.stopReason).toBe("max_turns");
+  expect(second.recorded.get("s3-r3")?.stopReason).toBeUndefined();
+  const recorded = second.recorded.get("s3-r0");
+  expect(recorded?.stopReason).toBeUndefined();
   expect(recorded).toMatchObject({ rolloutId: "s3-r0", step: 3, groupId: "3:ex", exampleId: "ex" });
   expect(recorded!.initialMessages).toEqual(initial);
   expect(recorded!.point).toEqual({ state: { turn: 3, snapshot: { id: "s3-r0-t3" } }, done: false });
@@ -88,7 +107,7 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
   expect(recorded!.turns[1]!.scores).toEqual({ r2: 0.5 });
   // turn 1 stored only its own 3 prompt ids after the 6 it shares with turn 0; turn 2 (no shared prefix) all
   const bases = second.db.select({ base: turnResume.promptIdsBase }).from(turnResume).all();
-  expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6]);
+  expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6, 0, 0]);
 
   // its step ends: kept (a kill while it trains resumes at step 3 again); its weights arrive: gone
   second.hooks["step:end"]({
@@ -99,10 +118,10 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
     warnings: [],
   });
   second.writer.flush();
-  expect(second.db.select().from(turnResume).all()).toHaveLength(4);
+  expect(second.db.select().from(turnResume).all()).toHaveLength(6);
   second.hooks["weights:updated"]({ weights: { version: 3 }, metrics: {} });
   second.writer.flush();
-  expect(second.db.select().from(turnResume).all()).toHaveLength(4);
+  expect(second.db.select().from(turnResume).all()).toHaveLength(6);
   second.hooks["weights:updated"]({ weights: { version: 4 }, metrics: {} });
   second.writer.flush();
   expect(second.db.select().from(turnResume).all()).toEqual([]);

@@ -1,8 +1,15 @@
-import type { RecordedRollout, ResumePoint, Turn } from "@air/core";
+import type { RecordedRollout, ResumePoint, StopReason, Turn } from "@air/core";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { StoreDb } from "./open.ts";
 import { parseJson, readTrajectory, type StoredTurn } from "./read.ts";
 import { turnResume } from "./schema.ts";
+
+/** The stop reasons of a rollout that ended by itself (an aborted one continues instead). */
+function endedAs(stopReason: string | null): { stopReason?: StopReason } {
+  const ended: StopReason[] = ["done", "max_turns", "context_length"];
+  const reason = ended.find((r) => r === stopReason);
+  return reason ? { stopReason: reason } : {};
+}
 
 function int32s(bytes: Uint8Array): Int32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -103,6 +110,8 @@ export function readRecordedRollouts(db: StoreDb, runId: number, ids: string[]):
       turns,
       point: JSON.parse(resume.at(-1)!.pointJson) as ResumePoint,
       startMs: t.startedAt ?? Date.now(),
+      // rollout:end was recorded: the rollout had ended (its step not trained); an aborted one goes on
+      ...(t.status !== "running" ? endedAs(t.stopReason) : {}),
     });
   }
   return out;

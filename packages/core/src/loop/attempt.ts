@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import type { PendingWork } from "../pending.ts";
 import type { Environment, EnvSession, Policy } from "../plugin.ts";
 import { type Example, SCHEMA_VERSION, type Trajectory } from "../types.ts";
-import type { RecordedRollout } from "./resume.ts";
+import { endedTrajectory, type RecordedRollout } from "./resume.ts";
 import { applyRewards, type RewardEntry } from "./rewards.ts";
 import { type RolloutDeps, runRollout } from "./rollout.ts";
 
@@ -70,8 +70,13 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
   const { rolloutId, example, groupId, step, split } = input;
   let lastError = "";
   for (let attempt = 0; attempt <= deps.retries && !signal.aborted; attempt++) {
+    // a recorded rollout that had ended is taken as it was; one in flight continues in a restored session
+    const ended = attempt === 0 && input.recorded?.stopReason !== undefined ? input.recorded : undefined;
     const resume =
-      attempt === 0 && input.recorded ? await restoreSession(deps, input, input.recorded) : undefined;
+      attempt === 0 && input.recorded && !ended
+        ? await restoreSession(deps, input, input.recorded)
+        : undefined;
+    const recorded = ended ?? resume?.recorded;
     await bus.emit("rollout:start", {
       rolloutId,
       exampleId: example.id,
@@ -81,13 +86,15 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
       policyVersion: deps.policyVersion(),
       attempt,
       split,
-      ...(resume ? { resumedAt: resume.recorded.turns.length } : {}),
+      ...(recorded ? { resumedAt: recorded.turns.length } : {}),
     });
     try {
-      const trajectory = await runRollout(deps, { rolloutId, example, groupId, step, resume });
+      const trajectory = ended
+        ? endedTrajectory(ended, example)
+        : await runRollout(deps, { rolloutId, example, groupId, step, resume });
       trajectory.metrics.attempts = attempt + 1;
       // the dashboard marks a rollout continued after `rl --resume` and where
-      if (resume) trajectory.metrics["resume/turn"] = resume.recorded.turns.length;
+      if (recorded) trajectory.metrics["resume/turn"] = recorded.turns.length;
       trajectory.split = split;
       await applyRewards(trajectory, deps.rewards, deps.pending, deps.timeouts.reward_ms).catch((error) => {
         throw new AirError("HOOK_FAILED", errorMessage(error), {

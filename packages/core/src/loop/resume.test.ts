@@ -169,3 +169,33 @@ test("resume_rollouts off: no state is saved, no point recorded", async () => {
   await rolloutWithRetries(off.deps, input);
   expect(off.points.map((p) => p.point)).toEqual([undefined, undefined, undefined, undefined]);
 });
+
+test("a recorded rollout that had ended before the kill is taken as it was: no env opened, no step run, rescored", async () => {
+  const whole = setup();
+  await rolloutWithRetries(whole.deps, input);
+  const recorded = { ...recordedAfter(whole.points, 3), stopReason: "max_turns" as const };
+  const again = setup();
+  let opened = 0;
+  const open = again.deps.env.open;
+  again.deps.env.open = (example, info) => {
+    opened++;
+    return open(example, info);
+  };
+  again.deps.env.restore = async () => {
+    throw new Error("not to be restored");
+  };
+  let scored = 0;
+  again.deps.rewards = [
+    { name: "r", weight: 1, fn: { score: (t) => ((scored += 1), { turns: t.turns.map(() => 1) }) } },
+  ];
+  const t = await rolloutWithRetries(again.deps, { ...input, recorded });
+  expect(again.warnings).toEqual([]);
+  expect(opened).toBe(0);
+  expect(again.steps).toEqual([]);
+  expect(t.turns).toEqual(recorded.turns);
+  expect(t.stopReason).toBe("max_turns");
+  expect(scored).toBe(1);
+  expect(t.reward).toBe(4);
+  expect(t.metrics["resume/turn"]).toBe(4);
+  expect(again.starts.map((s) => s.resumedAt)).toEqual([4]);
+});

@@ -1,4 +1,11 @@
-import type { Message, Trajectory, Turn } from "../types.ts";
+import {
+  type Example,
+  type Message,
+  SCHEMA_VERSION,
+  type StopReason,
+  type Trajectory,
+  type Turn,
+} from "../types.ts";
 
 /** A JSON value (what an env records to continue a rollout; stored as text). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -31,6 +38,33 @@ export interface RecordedRollout {
   turns: Turn[];
   point: ResumePoint;
   startMs: number;
+  /**
+   * Set when the rollout had ended before the kill (its step not yet trained): it is taken as recorded — its last
+   * turn holds the auto-submit's result too — rescored, and no env is opened for it.
+   */
+  stopReason?: StopReason;
+}
+
+/**
+ * A recorded rollout that had ended, as the trajectory it was (rewards to be applied again).
+ * @example const t = endedTrajectory(recorded, example);
+ */
+export function endedTrajectory(recorded: RecordedRollout, example: Example): Trajectory {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    id: recorded.rolloutId,
+    exampleId: example.id,
+    task: example.task,
+    groupId: recorded.groupId,
+    step: recorded.step,
+    policyVersions: versionsOf(recorded.turns),
+    initialMessages: recorded.initialMessages,
+    turns: [...recorded.turns],
+    stopReason: recorded.stopReason ?? "done",
+    score: example.score,
+    metrics: {},
+    timing: { startMs: recorded.startMs, endMs: Date.now() },
+  };
 }
 
 /**
