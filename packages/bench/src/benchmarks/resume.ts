@@ -136,10 +136,13 @@ export async function resumeBenchmark(options: BenchOptions): Promise<BenchRepor
       "Redone: a recorded turn of a rollout that was at risk (an untrained step, at least one turn stored) whose " +
         "rollout did not continue from it after `--resume` (without resume_rollouts the store drops the interrupted " +
         "steps' rows and every such rollout starts over). The turn in progress at the kill is lost in both arms and " +
-        "not counted; a rollout that had already ended (its step untrained) is continued too, and its auto-submit, " +
-        "when turns ran out, is run again. The turn's wall time here leaves generation out (the tiny policy's replies " +
-        "take milliseconds; a real model's seconds make the ratio smaller). Local snapshots: a tree of the workspace " +
-        "copied in-process (reflinks on btrfs/XFS; ext4 here copies); docker: the workspace tar fetched to this machine.",
+        "not counted; a rollout that had already ended (its step untrained) is taken as it was, with no env step. " +
+        "The reference turn is short: the project's apartmentRent `python train.py` takes 0.1–0.5 s, and generation " +
+        "is left out (the tiny policy's replies take milliseconds); an MLGym turn that trains for minutes, or a real " +
+        "model's seconds of generation, make every ratio smaller. Local snapshots: a tree of the workspace copied " +
+        "in-process (reflinks on btrfs/XFS; ext4 here copies), files unchanged since the sandbox's last snapshot " +
+        "hard-linked (the 100 MB model is written once, before the turns). Docker: the whole workspace tar, made in " +
+        "the container and fetched to this machine every turn (no incremental tar yet).",
     ],
   };
 }
