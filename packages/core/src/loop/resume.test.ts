@@ -186,7 +186,16 @@ test("a recorded rollout that had ended before the kill is taken as it was: no e
   };
   let scored = 0;
   again.deps.rewards = [
-    { name: "r", weight: 1, fn: { score: (t) => ((scored += 1), { turns: t.turns.map(() => 1) }) } },
+    {
+      name: "r",
+      weight: 1,
+      fn: {
+        score: (t) => {
+          scored++;
+          return { turns: t.turns.map(() => 1) };
+        },
+      },
+    },
   ];
   const t = await rolloutWithRetries(again.deps, { ...input, recorded });
   expect(again.warnings).toEqual([]);
