@@ -7,6 +7,7 @@ import { localBenchmark } from "./benchmarks/local.ts";
 import type { BenchOptions } from "./benchmarks/pipeline.ts";
 import { pipelineBenchmark } from "./benchmarks/pipeline.ts";
 import { quickstartBenchmark } from "./benchmarks/quickstart.ts";
+import { resumeBenchmark } from "./benchmarks/resume.ts";
 import { sandboxBenchmark } from "./benchmarks/sandbox.ts";
 import { scaleBenchmark } from "./benchmarks/scale.ts";
 import { scaleStoreBenchmark } from "./benchmarks/scale-store.ts";
@@ -29,6 +30,7 @@ export const BENCHMARKS = {
   audit: auditBenchmark,
   hosts: hostsBenchmark,
   sandbox: sandboxBenchmark,
+  resume: resumeBenchmark,
   scale: scaleBenchmark,
   "scale-store": scaleStoreBenchmark,
 } satisfies Record<string, (options: BenchOptions) => Promise<BenchReport>>;

@@ -90,6 +90,7 @@ export const SECTIONS: Array<{ name: string; title: string }> = [
   { name: "scale", title: "12. Internet scale, simulated" },
   { name: "scale-store", title: "13. Store and dashboard at scale" },
   { name: "sandbox", title: "14. Sandboxes: validate and fork vs the task's data size" },
+  { name: "resume", title: "16. Durable rollouts: work lost per crash, snapshot cost per turn" },
 ];
 
 const HEADER = [

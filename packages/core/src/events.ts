@@ -1,3 +1,4 @@
+import type { ResumePoint } from "./loop/resume.ts";
 import type { Batch, Trajectory, Turn, WeightsRef } from "./types.ts";
 
 /** Every event on a run's bus and its payload. All handlers of an event run concurrently. */
@@ -14,8 +15,11 @@ export interface EventHandlers {
     attempt: number;
     /** "eval" for a periodic evaluation's rollout (`orchestrator.eval_every`); absent or "train" otherwise. */
     split?: "train" | "eval";
+    /** Set when the rollout continues a recorded one (`rl --resume`): how many of its turns were recorded before. */
+    resumedAt?: number;
   }) => unknown;
-  "turn:end": (e: { rolloutId: string; step: number; turn: Turn }) => unknown;
+  /** `point`: what the env recorded to continue after this turn (`orchestrator.resume_rollouts`). */
+  "turn:end": (e: { rolloutId: string; step: number; turn: Turn; point?: ResumePoint }) => unknown;
   "rollout:end": (e: { trajectory: Trajectory }) => unknown;
   "step:end": (e: {
     step: number;

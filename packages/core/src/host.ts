@@ -4,6 +4,7 @@ import type { ResolvedConfig, ResolvedPlugin } from "./config/load.ts";
 import { wrapError } from "./errors.ts";
 import { EventBus, type EventHandlers, type EventName, type EventPayload, type LogLevel } from "./events.ts";
 import { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
+import type { RecordedRollout } from "./loop/resume.ts";
 import type { RewardEntry } from "./loop/rewards.ts";
 import { PendingWork } from "./pending.ts";
 import type { PluginBase, PluginContext, PluginInstances, PluginKind } from "./plugin.ts";
@@ -103,6 +104,8 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
   context(label: string): PluginContext {
     const { config } = this;
     const root = config.root;
+    const o = root.orchestrator;
+    const resume = this.options.context?.resume;
     return {
       log: createLogger(label, this.sink),
       runDir: config.runDir,
@@ -115,6 +118,7 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
       signal: this.signal,
       emit: (name, payload) => void this.bus.emit(name, payload),
       ...this.options.context,
+      ...(resume ? { resume: { ...resume, rollouts: o.resume_rollouts && !o.tree } } : {}),
     };
   }
 
@@ -189,6 +193,20 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
   /** Emits an event; every handler runs labelled and bounded by `hook_ms`, a failing one is logged. */
   emit<K extends EventName>(name: K, payload: EventPayload<K>): Promise<void> {
     return this.bus.emit(name, payload);
+  }
+
+  /** What the loggers recorded of the resumed steps' rollouts (`PluginBase.recordedRollouts`; the first that has any). */
+  recordedRollouts(): RecordedRollout[] {
+    for (const c of this.created) {
+      if (c.kind !== "logger" || !c.instance.recordedRollouts) continue;
+      try {
+        const recorded = c.instance.recordedRollouts();
+        if (recorded.length > 0) return recorded;
+      } catch (error) {
+        this.log.warn(wrapError(error, "HOOK_FAILED", c.label, "recordedRollouts").message);
+      }
+    }
+    return [];
   }
 
   /** Every plugin's `stepMetrics()`, keyed `<label>/<key>`; a throwing one is logged and skipped. */

@@ -29,6 +29,14 @@ export { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
 export { type AttemptDeps, type AttemptInput, attemptDeps, rolloutWithRetries } from "./loop/attempt.ts";
 export { buildBatch } from "./loop/batch.ts";
 export { MIN_RATE_S, Orchestrator, type RunParts, type RunSummary } from "./loop/orchestrator.ts";
+export {
+  type EnvState,
+  type JsonValue,
+  type RecordedRollout,
+  type ResumePoint,
+  resumedMessages,
+  versionsOf,
+} from "./loop/resume.ts";
 export { applyRewards, type RewardEntry } from "./loop/rewards.ts";
 export { type RolloutDeps, type RolloutInput, runRollout } from "./loop/rollout.ts";
 export { type StartRunOptions, startRun } from "./loop/run.ts";

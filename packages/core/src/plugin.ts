@@ -3,6 +3,7 @@ import type { AuditFindings } from "./audit-findings.ts";
 import type { EventHandlers } from "./events.ts";
 import type { LaunchHooks } from "./launch-hooks.ts";
 import type { Logger } from "./log.ts";
+import type { EnvState, RecordedRollout } from "./loop/resume.ts";
 import type {
   Action,
   Batch,
@@ -56,7 +57,11 @@ export interface PluginContext {
    * Set when the launcher resumes a run (`rl --resume`) at `startStep`: a logger continues the run it recorded
    * in this run dir instead of starting a new one (the sqlite store drops the interrupted steps' rows first).
    */
-  resume?: { startStep: number };
+  resume?: {
+    startStep: number;
+    /** `orchestrator.resume_rollouts` (and not a tree run): the store keeps the resumed steps' rollouts to continue. */
+    rollouts?: boolean;
+  };
   /**
    * What the latest audit of this config found (evaluation noise per task, forgeable tasks), read once by the
    * launcher from the run's store; undefined when the run was never audited.
@@ -78,6 +83,11 @@ export interface PluginBase {
    * Called once per step, when the step's batch is built.
    */
   stepMetrics?(): Record<string, number>;
+  /**
+   * A logger that keeps a run store, on `rl --resume`: the rollouts of the resumed steps it recorded with a resume
+   * point on their last turn (they continue there instead of starting over). Read once, before the first rollout.
+   */
+  recordedRollouts?(): RecordedRollout[];
 }
 
 /** One open episode of an example, owned by one rollout. */
@@ -105,12 +115,33 @@ export interface EnvSession {
    * @example const sibling = await session.fork!(); await sibling.step(action); await sibling.close();
    */
   fork?(): Promise<EnvSession>;
+  /**
+   * The session's state after turn `turnIndex` (`orchestrator.resume_rollouts`): e.g. a sandbox snapshot handle, the
+   * open file, counters. Recorded beside the turn; `Environment.restore` continues from it in another process.
+   * @example const state = await session.saveState!(3); // { snapshot: {...}, step: 4, openFile: "train.py" }
+   */
+  saveState?(turnIndex: number): Promise<EnvState>;
+  /** The rollout ended (not aborted): what `saveState` stored for it (snapshots) may go. */
+  dropState?(): Promise<void>;
 }
 
 export interface Environment extends PluginBase {
   /** Examples for a split; the loop cycles through them in order. */
   examples(split: "train" | "eval"): Promise<Example[]>;
   open(example: Example, info: { rolloutId: string; signal: AbortSignal }): Promise<EnvSession>;
+  /**
+   * A session in the state `saveState` recorded (`rl --resume`), ready for its next `step` (no `start`). Throws when
+   * that state cannot be restored (e.g. its snapshot is gone): the loop then starts the rollout over, with a warning.
+   */
+  restore?(
+    example: Example,
+    info: { rolloutId: string; signal: AbortSignal; state: EnvState },
+  ): Promise<EnvSession>;
+  /**
+   * On `rl --resume`, before the first rollout: what `saveState` stored for rollouts other than `rolloutIds` (those
+   * the loop continues) will never be read again and may go (e.g. snapshots of turns the store never recorded).
+   */
+  keepStates?(rolloutIds: string[]): Promise<void>;
   /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
   readonly canFork?: boolean;
   /**

@@ -184,6 +184,28 @@ describe("the env plugin", () => {
     expect(original.done).toBe(false);
     await Promise.all([fork.close(), session.close()]);
   });
+  test("a recorded state (rl --resume) continues at its turn in a new env; one without a turn count is refused", async () => {
+    const config = datasetEnvConfig.parse({
+      file: "rows.csv",
+      answer_field: "a",
+      prompt_template: "{q}",
+      turns: 3,
+    });
+    const env = (await datasetEnv.create(config, context())) as Environment;
+    const [example] = await env.examples("train");
+    const signal = new AbortController().signal;
+    const session = await env.open(example!, { rolloutId: "r", signal });
+    await session.start();
+    await session.step({ text: "1" });
+    const state = JSON.parse(JSON.stringify(await session.saveState!(0)));
+    const again = (await datasetEnv.create(config, context())) as Environment;
+    const restored = await again.restore!(example!, { rolloutId: "r", signal, state });
+    expect((await restored.step({ text: "2" })).info?.turn).toBe(1);
+    expect((await restored.step({ text: "3" })).done).toBe(true);
+    await expect(again.restore!(example!, { rolloutId: "r", signal, state: {} })).rejects.toThrow(
+      "no turn count",
+    );
+  });
   test("the project's generated dataset loads with the shipped prompt layout", () => {
     const { train, eval: held } = buildExamples(
       source({

@@ -93,16 +93,26 @@ export default definePlugin({
       // Rubric rewards score the answer; no session reports a score (validate/submit).
       scores: false,
       open: async (example) => openSession(example, config),
+      // rl --resume: the only state is the turn counter (saveState), so a recorded rollout always continues
+      restore: async (example, { state }) => {
+        if (typeof state.turn !== "number")
+          throw new Error(`no turn count in the recorded state of ${example.id}`);
+        return datasetSession(sessionData(example), config, state.turn);
+      },
     };
   },
 });
 
-function openSession(example: Example, config: DatasetEnvConfig): EnvSession {
+function sessionData(example: Example): DatasetExampleData {
   const data = example.data as DatasetExampleData | undefined;
   if (!data || typeof data.answer !== "string" || !Array.isArray(data.messages)) {
     throw new Error(`example ${example.id} was not made by the dataset env (no data.answer / data.messages)`);
   }
-  return datasetSession(data, config, 0);
+  return data;
+}
+
+function openSession(example: Example, config: DatasetEnvConfig): EnvSession {
+  return datasetSession(sessionData(example), config, 0);
 }
 
 /** A session at turn `turn`; its only state is that counter, so a fork is a copy of it (tree rollouts). */
@@ -111,6 +121,7 @@ function datasetSession(data: DatasetExampleData, config: DatasetEnvConfig, star
   return {
     start: async () => data.messages.map((m) => ({ ...m })),
     fork: async () => datasetSession(data, config, turn),
+    saveState: async () => ({ turn }),
     step: async (): Promise<StepResult> => {
       turn++;
       const done = turn >= config.turns;

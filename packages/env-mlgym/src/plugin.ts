@@ -6,6 +6,7 @@ import {
   dockerReachable,
   LocalRuntime,
   type Runtime,
+  SnapshotStore,
   type TaskFiles,
   UnsandboxedRuntime,
 } from "@air/sandbox";
@@ -16,6 +17,7 @@ import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { MlgymSession } from "./session.ts";
+import { ofRollout, parseState } from "./session-state.ts";
 import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
@@ -90,6 +92,8 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
       `mlgym: no evaluation noise from ${ctx.audit.source} (${ctx.audit.unreadable}); score-jump uses the score ranges alone`,
     );
   const noise = ctx.audit?.noise ?? {};
+  // each turn's sandbox snapshot (rl --resume), in the run dir so a new process finds it
+  const snapshots = new SnapshotStore(join(ctx.runDir, "snapshots"));
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {
@@ -132,11 +136,35 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
           mlgymAgent,
           noise: noise[entry.task.id],
           reopen,
+          snapshots: { store: snapshots, rolloutId },
         });
         if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
         return session;
       };
       return openFrom(example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info.rolloutId);
+    },
+    // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
+    keepStates: async (rolloutIds) => {
+      await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
+    },
+    // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
+    async restore(example, info) {
+      const name = String(example.data?.taskName ?? example.task);
+      const entry = tasks.get(idOf(name));
+      if (!entry)
+        throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "restore" });
+      const state = parseState(info.state);
+      const { rolloutId, signal } = info;
+      const sandbox = await runtime.acquire(entry.files, { rolloutId, signal, restore: state.snapshot });
+      const session = new MlgymSession(runtime, sandbox, entry.task, {
+        config,
+        python,
+        mlgymAgent,
+        noise: noise[entry.task.id],
+        snapshots: { store: snapshots, rolloutId },
+      });
+      await session.resumeFrom(state);
+      return session;
     },
     close: () => runtime.close(),
   };

@@ -2,6 +2,7 @@ import type { Sandbox } from "@air/sandbox";
 import type { MlgymAgent } from "./aci/mlgym-agent.ts";
 import type { MlgymConfig } from "./config.ts";
 import type { MlgymSession } from "./session.ts";
+import type { SessionSnapshots } from "./session-state.ts";
 
 /** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */
 export interface SessionSnapshot {
@@ -24,6 +25,8 @@ export interface SessionOptions {
   mlgymAgent?: MlgymAgent;
   /** The task's evaluation noise from the run store's latest audit (feeds the `score-jump` tamper flag). */
   noise?: number;
+  /** Where `saveState` stores the sandbox's snapshots (`rl --resume`); without it the session records no state. */
+  snapshots?: SessionSnapshots;
   /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
   reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
 }

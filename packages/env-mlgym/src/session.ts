@@ -1,13 +1,15 @@
+import { dirname } from "node:path";
 import {
   type Action,
   AirError,
   type EnvSession,
+  type EnvState,
   type Generation,
   type Message,
   type StepResult,
 } from "@air/core";
 import type { Runtime, Sandbox } from "@air/sandbox";
-import { shellQuote } from "@air/sandbox";
+import { SnapshotStore, shellQuote } from "@air/sandbox";
 import { Editor } from "./aci/editor.ts";
 import { editorCommand } from "./aci/editor-commands.ts";
 import { FileTooLargeError } from "./aci/io.ts";
@@ -20,6 +22,7 @@ import { systemPrompt, taskPrompt } from "./aci/prompts.ts";
 import { ShellSetup } from "./aci/shell-setup.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
 import { evaluateTask } from "./evaluation.ts";
+import { type MlgymState, ofRollout, snapshotId, stateJson } from "./session-state.ts";
 import { blockedStep, evaluationStep, formatErrorStep, shellStep, toolsStep } from "./session-steps.ts";
 import { flagTurn } from "./session-tamper.ts";
 import type { SessionOptions, SessionSnapshot } from "./session-types.ts";
@@ -147,6 +150,36 @@ export class MlgymSession implements EnvSession {
     this.step_ = snapshot.step;
     const cd = await this.sandbox.exec(`cd ${shellQuote(absolute(snapshot.cwd))}`, 30_000);
     this.cwd = cd.cwd || this.cwd;
+  }
+
+  /**
+   * The state after turn `turnIndex` for `rl --resume`: the sandbox stored as a snapshot (the one two turns back
+   * pruned: the store always holds the last recorded turn's), open file, window, directory, steps, last score.
+   */
+  async saveState(turnIndex: number): Promise<EnvState> {
+    const snaps = this.options.snapshots;
+    if (!snaps) throw new Error("this mlgym session was opened without a snapshot store");
+    const id = snapshotId(snaps.rolloutId, turnIndex);
+    const snapshot = await this.runtime.saveSnapshot(this.sandbox, snaps.store, id);
+    await snaps.store.prune((h) => ofRollout(snaps.rolloutId, h.id, turnIndex - 1));
+    return stateJson({ snapshot, session: this.state(), lastScore: this.lastScore ?? null });
+  }
+
+  /** The rollout ended: its snapshots go (also those in the store it was restored from, when that is another). */
+  async dropState(): Promise<void> {
+    const snaps = this.options.snapshots;
+    if (!snaps) return;
+    for (const store of [snaps.store, this.restoredFrom])
+      await store?.prune((h) => ofRollout(snaps.rolloutId, h.id));
+  }
+  private restoredFrom: SnapshotStore | undefined;
+
+  /** Continues a recorded state (`saveState`) in this session, whose sandbox was restored from its snapshot. */
+  async resumeFrom(state: MlgymState): Promise<void> {
+    await this.restore({ ...state.session, workspace: new Uint8Array() });
+    this.lastScore = state.lastScore ?? undefined;
+    const dir = dirname(state.snapshot.path);
+    if (dir !== this.options.snapshots?.store.dir) this.restoredFrom = new SnapshotStore(dir);
   }
 
   async start(): Promise<Message[]> {

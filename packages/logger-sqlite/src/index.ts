@@ -19,6 +19,7 @@ export {
   type TrajectoryRecord,
   type TurnRecord,
 } from "./read.ts";
+export { readRecordedRollouts } from "./recorded.ts";
 export { HEARTBEAT_MS, type RecordedRunInfo, type RecorderOptions, RunRecorder } from "./recorder.ts";
 export { type ContinuedRun, continueRun } from "./resume.ts";
 export * as tables from "./schema.ts";

@@ -12,6 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Makes a fresh store look like one written when only the first `keep` migrations existed. */
 function downgrade(client: Database, keep: number): void {
+  if (keep < 8) client.exec("DROP TABLE turn_resume");
   if (keep < 7) client.exec("DROP INDEX turns_run_flagged");
   if (keep < 6) {
     const triggers = client.query("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as Array<{

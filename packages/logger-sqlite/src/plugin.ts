@@ -37,9 +37,13 @@ export default definePlugin({
     const resumed = recorder.continued;
     if (resumed)
       ctx.log.info(
-        `continuing run ${resumed.runId} in ${file}: dropped ${resumed.droppedTrajectories} trajectories of ${resumed.droppedSteps} interrupted step(s)`,
+        `continuing run ${resumed.runId} in ${file}: dropped ${resumed.droppedTrajectories} trajectories of ${resumed.droppedSteps} interrupted step(s), kept ${resumed.kept.length} to continue from their last turn`,
       );
     else ctx.log.debug(`recording run ${recorder.runId} into ${file}`);
-    return { hooks: recorder.hooks, close: () => recorder.close() };
+    return {
+      hooks: recorder.hooks,
+      close: () => recorder.close(),
+      recordedRollouts: () => [...recorder.recorded.values()],
+    };
   },
 });

@@ -1,8 +1,9 @@
-import type { EventHandlers, Turn } from "@air/core";
+import type { EventHandlers, RecordedRollout, Turn } from "@air/core";
 import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
+import { readRecordedRollouts } from "./recorded.ts";
 import { type ContinuedRun, continueRun } from "./resume.ts";
-import { sampleRow, trajectoryRow, turnOutcomeRow, turnRow } from "./rows.ts";
+import { sampleRow, trajectoryRow, turnOutcomeRow, turnResumeRow, turnRow } from "./rows.ts";
 import { runs } from "./schema.ts";
 import { prepareStatements, SAMPLE_CHUNK, type Statements } from "./statements.ts";
 import { BatchWriter, type BatchWriterOptions } from "./writer.ts";
@@ -19,7 +20,7 @@ export interface RecorderOptions extends BatchWriterOptions {
 export interface RecordedRunInfo {
   name: string;
   runDir?: string;
-  resume?: { startStep: number };
+  resume?: { startStep: number; rollouts?: boolean };
 }
 
 /**
@@ -44,6 +45,8 @@ export class RunRecorder {
 
   /** Set when this recorder continues a run (`rl --resume`): what it dropped of the interrupted steps. */
   readonly continued: ContinuedRun | undefined;
+  /** The resumed steps' rollouts kept with their turns (`rl --resume`), by id: they continue from their last turn. */
+  readonly recorded = new Map<string, RecordedRollout>();
   private readonly heartbeat: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -51,7 +54,10 @@ export class RunRecorder {
     options: RecorderOptions,
     run: RecordedRunInfo = { name: "run" },
   ) {
-    this.continued = run.resume && run.runDir ? continueRun(db, run.runDir, run.resume.startStep) : undefined;
+    this.continued =
+      run.resume && run.runDir
+        ? continueRun(db, run.runDir, run.resume.startStep, run.resume.rollouts === true)
+        : undefined;
     this.runId =
       this.continued?.runId ??
       db
@@ -64,6 +70,9 @@ export class RunRecorder {
         })
         .returning({ id: runs.id })
         .get().id;
+    if (this.continued)
+      for (const r of readRecordedRollouts(db, this.runId, this.continued.kept))
+        this.recorded.set(r.rolloutId, r);
     this.write = prepareStatements(db);
     this.writer = new BatchWriter(db.$client, options);
     const every = options.heartbeatMs ?? HEARTBEAT_MS;
@@ -103,6 +112,15 @@ export class RunRecorder {
       this.attempts.set(e.rolloutId, e.attempt);
       this.lastTurn.delete(e.rolloutId);
       this.storedTurns.set(e.rolloutId, new Set());
+      // a kept rollout continues after its stored turns, or (its state lost) starts over without them
+      const kept = this.recorded.get(e.rolloutId);
+      this.recorded.delete(e.rolloutId);
+      const resumed = kept && e.resumedAt !== undefined ? kept : undefined;
+      if (resumed) {
+        this.storedTurns.set(e.rolloutId, new Set(resumed.turns.map((t) => t.index)));
+        const last = resumed.turns.at(-1);
+        if (last) this.lastTurn.set(e.rolloutId, last);
+      }
       const row = {
         runId: this.runId,
         rolloutId: e.rolloutId,
@@ -114,18 +132,28 @@ export class RunRecorder {
         attempt: e.attempt,
         status: "running",
         turnCount: 0,
-        startedAt: Date.now(),
+        startedAt: resumed?.startMs ?? Date.now(),
       };
+      const fresh = row.attempt > 0 || (kept !== undefined && !resumed);
       this.queue(() => {
         this.write.trajectoryStart(row);
-        if (row.attempt > 0) this.write.deleteTurns({ runId: this.runId, rolloutId: row.rolloutId });
+        if (fresh) {
+          this.write.deleteTurns({ runId: this.runId, rolloutId: row.rolloutId });
+          this.write.deleteTurnResume({ runId: this.runId, rolloutId: row.rolloutId });
+        }
       });
     },
     "turn:end": (e) => {
-      const row = turnRow(this.runId, e.rolloutId, e.turn, this.lastTurn.get(e.rolloutId));
+      const previous = this.lastTurn.get(e.rolloutId);
+      const row = turnRow(this.runId, e.rolloutId, e.turn, previous);
+      const resume = e.point && turnResumeRow(this.runId, e.rolloutId, e.turn, previous, e.point);
       this.lastTurn.set(e.rolloutId, e.turn);
       this.storedTurns.get(e.rolloutId)?.add(e.turn.index);
-      this.queue(() => this.write.turn(row));
+      // one queued op: the turn and its resume point land in the same transaction
+      this.queue(() => {
+        this.write.turn(row);
+        if (resume) this.write.turnResume(resume);
+      });
     },
     "rollout:end": (e) => {
       const t = e.trajectory;
@@ -143,7 +171,10 @@ export class RunRecorder {
       });
       this.queue(() => {
         this.write.trajectoryEnd(row);
-        if (t.turns.length === 0) this.write.deleteTurns({ runId: this.runId, rolloutId: t.id });
+        if (t.turns.length === 0) {
+          this.write.deleteTurns({ runId: this.runId, rolloutId: t.id });
+          this.write.deleteTurnResume({ runId: this.runId, rolloutId: t.id });
+        }
         for (const r of outcomes) this.write.turnOutcome(r);
         for (const r of missed) this.write.turn(r);
       });
@@ -188,6 +219,10 @@ export class RunRecorder {
     },
     "weights:updated": (e) => {
       this.pushMetrics(Math.max(0, e.weights.version - 1), e.metrics, "trainer");
+      // steps before this version are trained (a resume starts after them): their token ids and points go. Not
+      // at step:end: a kill while the step trains resumes at that step, whose rollouts then continue from the end.
+      const trained = { runId: this.runId, step: e.weights.version };
+      this.queue(() => this.write.deleteTrainedResume(trained));
     },
     "run:end": (e) => {
       const row = { id: this.runId, status: e.status, error: e.error ?? null, endedAt: Date.now() };

@@ -1,4 +1,4 @@
-import type { Sample, Trajectory, Turn } from "@air/core";
+import type { ResumePoint, Sample, Trajectory, Turn } from "@air/core";
 import { logprobMean, promptBase, summarizeTrajectory, tailFromPrevious } from "./summary.ts";
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
@@ -50,6 +50,55 @@ export function turnRow(runId: number, rolloutId: string, turn: Turn, previous: 
     generateMs: turn.timing.generateMs,
     envMs: turn.timing.envMs,
     notesJson: json(turn.action.notes),
+  };
+}
+
+/** Little-endian bytes of int32 token ids or float32 logprobs (what `turn_resume` stores). */
+function int32Bytes(values: ArrayLike<number>): Buffer {
+  const out = Buffer.alloc(values.length * 4);
+  for (let i = 0; i < values.length; i++) out.writeInt32LE(values[i] as number, i * 4);
+  return out;
+}
+
+function float32Bytes(values: ArrayLike<number>): Buffer {
+  const out = Buffer.alloc(values.length * 4);
+  for (let i = 0; i < values.length; i++) out.writeFloatLE(values[i] as number, i * 4);
+  return out;
+}
+
+/** How many leading prompt ids of `turn` are `previous`'s prompt and completion ids (0 when they are not a prefix). */
+function promptIdsBase(turn: Turn, previous: Turn | undefined): number {
+  if (!previous) return 0;
+  const a = previous.promptTokenIds;
+  const b = previous.completionTokenIds;
+  const p = turn.promptTokenIds;
+  if (a.length + b.length > p.length) return 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== p[i]) return 0;
+  for (let i = 0; i < b.length; i++) if (b[i] !== p[a.length + i]) return 0;
+  return a.length + b.length;
+}
+
+/**
+ * The `turn_resume` row of a turn with a resume point: its token ids (the prompt's after those it shares with the
+ * previous turn's prompt and completion), logprobs and the env's point.
+ */
+export function turnResumeRow(
+  runId: number,
+  rolloutId: string,
+  turn: Turn,
+  previous: Turn | undefined,
+  point: ResumePoint,
+) {
+  const base = promptIdsBase(turn, previous);
+  return {
+    runId,
+    rolloutId,
+    idx: turn.index,
+    promptIdsBase: base,
+    promptIds: int32Bytes(turn.promptTokenIds.slice(base)),
+    completionIds: int32Bytes(turn.completionTokenIds),
+    logprobs: float32Bytes(turn.completionLogprobs),
+    pointJson: JSON.stringify(point),
   };
 }
 

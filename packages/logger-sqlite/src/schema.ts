@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  blob,
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { stepAdvantages, stepTotals } from "./schema-totals.ts";
 
 /**
@@ -139,6 +148,27 @@ export const turns = sqliteTable(
   ],
 );
 
+/**
+ * What `rl --resume` needs to continue a turn's rollout (`orchestrator.resume_rollouts`), written with the turn in
+ * one transaction: the token ids (the prompt's after the first `promptIdsBase`, which are the previous turn's prompt
+ * and completion), the completion's logprobs (little-endian int32 / float32 bytes) and the env's resume point.
+ */
+export const turnResume = sqliteTable(
+  "turn_resume",
+  {
+    runId: integer("run_id").notNull(),
+    rolloutId: text("rollout_id").notNull(),
+    idx: integer("idx").notNull(),
+    promptIdsBase: integer("prompt_ids_base").notNull(),
+    promptIds: blob("prompt_ids", { mode: "buffer" }).notNull(),
+    completionIds: blob("completion_ids", { mode: "buffer" }).notNull(),
+    logprobs: blob("logprobs", { mode: "buffer" }).notNull(),
+    /** `{ state, done }`: the env session's state after the turn (`EnvSession.saveState`). */
+    pointJson: text("point_json").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.rolloutId, t.idx] })],
+);
+
 export const samples = sqliteTable(
   "samples",
   {
@@ -248,6 +278,7 @@ export const schema = {
   steps,
   trajectories,
   turns,
+  turnResume,
   samples,
   stepTotals,
   stepAdvantages,

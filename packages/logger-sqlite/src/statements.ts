@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, lt, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { assign, type ColumnKey, columnKeys, compileInsertMany, compileWrite } from "./compile.ts";
 import type { StoreDb } from "./open.ts";
@@ -11,6 +11,7 @@ import {
   sandboxes,
   steps,
   trajectories,
+  turnResume,
   turns,
   warnings,
 } from "./schema.ts";
@@ -63,6 +64,7 @@ export function prepareStatements(db: StoreDb) {
   const client = db.$client;
   const turnKeys = columnKeys(turns);
   const trajectoryKeys = without(columnKeys(trajectories), ["id"]);
+  const turnResumeKeys = columnKeys(turnResume);
   const trajectoryStartKeys = [
     "runId",
     "rolloutId",
@@ -172,6 +174,34 @@ export function prepareStatements(db: StoreDb) {
     ),
     deleteTurns: compileWrite(client, turns, ["runId", "rolloutId"], (p) =>
       db.delete(turns).where(and(eq(turns.runId, p.runId), eq(turns.rolloutId, p.rolloutId))),
+    ),
+    /** A turn's token ids, logprobs and resume point (`rl --resume`), with the turn in one transaction. */
+    turnResume: compileWrite(client, turnResume, turnResumeKeys, (p) =>
+      db
+        .insert(turnResume)
+        .values(p)
+        .onConflictDoUpdate({
+          target: [turnResume.runId, turnResume.rolloutId, turnResume.idx],
+          set: excluded(turnResume, without(turnResumeKeys, ["runId", "rolloutId", "idx"])),
+        }),
+    ),
+    /** The token ids and points of rollouts of steps before `step` (trained: their weights were loaded). */
+    deleteTrainedResume: compileWrite(client, trajectories, ["runId", "step"], (p) =>
+      db.delete(turnResume).where(
+        and(
+          eq(turnResume.runId, p.runId),
+          inArray(
+            turnResume.rolloutId,
+            db
+              .select({ id: trajectories.rolloutId })
+              .from(trajectories)
+              .where(and(eq(trajectories.runId, p.runId), lt(trajectories.step, p.step))),
+          ),
+        ),
+      ),
+    ),
+    deleteTurnResume: compileWrite(client, turnResume, ["runId", "rolloutId"], (p) =>
+      db.delete(turnResume).where(and(eq(turnResume.runId, p.runId), eq(turnResume.rolloutId, p.rolloutId))),
     ),
     metric: compileWrite(client, metrics, ["runId", "step", "name", "value", "source"], (p) =>
       db

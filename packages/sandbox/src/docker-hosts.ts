@@ -4,8 +4,9 @@ import { dockerClientFor, pingDocker } from "./docker-client.ts";
 import type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
 import { HostedSandbox, hostLevel, raceDrain } from "./hosted-sandbox.ts";
 import { ImageBuildError } from "./image-build.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
 import { removeContainersByLabel } from "./teardown.ts";
-import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
+import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
 /**
  * Sandboxes on several Docker hosts. Each host has its own `DockerRuntime` (its own warm pool and GPU ids); a
@@ -149,6 +150,16 @@ export class DockerHostsRuntime implements Runtime {
     host.busy--;
     this.wake();
     await host.runtime.release(sandbox.inner, discard);
+  }
+
+  /** Saved by the sandbox's host; the tar stays on this machine, so a restore may land on any host. */
+  saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    if (!(sandbox instanceof HostedSandbox)) throw new Error("not a sandbox of this runtime");
+    return raceDrain(
+      sandbox.host.runtime.saveSnapshot(sandbox.inner, store, id),
+      sandbox.drained,
+      sandbox.host,
+    );
   }
 
   async close(): Promise<void> {

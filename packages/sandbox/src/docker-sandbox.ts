@@ -45,6 +45,11 @@ export class DockerSandbox implements Sandbox {
     this.cwd = options.workspace;
   }
 
+  /** The agent shell's working directory. */
+  get currentCwd(): string {
+    return this.cwd;
+  }
+
   /** Opens the root shell and the root-only directory. */
   async init(): Promise<void> {
     this.root = await openContainerShell(this.container, {

@@ -5,8 +5,9 @@ import { sandboxHostConfig } from "./image-container.ts";
 import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
+import { enterDirectory, readSnapshotTar, type SnapshotStore, saveTarSnapshot } from "./snapshot-store.ts";
 import { containerLabels } from "./teardown.ts";
-import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
+import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
 /** Settings of the docker runtime; defaults mirror MLGym's `aigym/mlgym-agent:latest`. */
 export interface DockerRuntimeOptions {
@@ -65,6 +66,7 @@ export class DockerRuntime implements Runtime {
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("docker runtime is closed");
     if (isImageTask(files)) return this.announce(await this.images.acquire(files, options), options);
+    const restored = options.restore && { ...options, snapshot: await readSnapshotTar(options.restore) };
     let sandbox: DockerSandbox | undefined;
     while (!sandbox && this.idle.length > 0) {
       // Prefer a container that staged this task's workspace when it was parked.
@@ -76,7 +78,8 @@ export class DockerRuntime implements Runtime {
     sandbox ??= await this.createWhenUp(options.rolloutId, options.signal);
     this.busy.add(sandbox);
     try {
-      await sandbox.reset(files, options, await this.bundle(files, sandbox));
+      await sandbox.reset(files, restored ?? options, await this.bundle(files, sandbox));
+      if (options.restore) await enterDirectory(sandbox, options.restore.cwd);
     } catch (error) {
       this.busy.delete(sandbox);
       void this.destroy(sandbox);
@@ -125,6 +128,12 @@ export class DockerRuntime implements Runtime {
       }
     }
     await this.destroy(box);
+  }
+
+  /** Stores the workspace tar (on this machine, so any host restores it) and the shell's directory. */
+  saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    const box = sandbox as DockerSandbox;
+    return saveTarSnapshot(box, box.currentCwd, store, id);
   }
 
   /** Containers created so far (for tests and the pool view). */

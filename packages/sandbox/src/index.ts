@@ -58,6 +58,11 @@ export {
   shellQuote,
 } from "./shell.ts";
 export {
+  enterDirectory,
+  SnapshotStore,
+  SnapshotUnavailableError,
+} from "./snapshot-store.ts";
+export {
   containerLabels,
   labelledContainers,
   MANAGED_LABEL,
@@ -74,6 +79,7 @@ export type {
   RunRequest,
   Runtime,
   Sandbox,
+  SnapshotHandle,
   TaskEnvironment,
   TaskFiles,
   TaskImageBuild,

@@ -5,6 +5,7 @@ import { chmod, cp, lstat, mkdir, mkdtemp, readdir, symlink } from "node:fs/prom
 import { join } from "node:path";
 import { killGroup, removeTree, runProcess } from "./process.ts";
 import { execWithTimeout, SentinelShell } from "./shell.ts";
+import { enterDirectory, readSnapshotTar, type SnapshotStore, saveTarSnapshot } from "./snapshot-store.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -12,6 +13,7 @@ import type {
   ExecResult,
   Runtime,
   Sandbox,
+  SnapshotHandle,
   TaskFiles,
 } from "./types.ts";
 
@@ -48,11 +50,12 @@ export class UnsandboxedRuntime implements Runtime {
     await mkdir(workspace, { recursive: true });
     await mkdir(bin, { recursive: true });
     for (const name of ["python", "python3"]) await symlink(this.options.python, join(bin, name));
-    if (options.snapshot) {
+    const tar = options.restore ? await readSnapshotTar(options.restore) : options.snapshot;
+    if (tar) {
       const out = await runProcess(["tar", "-xf", "-", "-C", workspace], {
         cwd: dir,
         timeoutMs: 60_000,
-        input: options.snapshot,
+        input: tar,
       });
       if (out.exitCode !== 0) throw new Error(`unpacking the snapshot failed: ${out.stderr}`);
     } else {
@@ -62,6 +65,7 @@ export class UnsandboxedRuntime implements Runtime {
     const sandbox = new PlainSandbox(id, dir, workspace, bin, files, this.options);
     await sandbox.startShell(workspace);
     this.live.add(sandbox);
+    if (options.restore) await enterDirectory(sandbox, options.restore.cwd);
     this.options.onState?.({ id, rolloutId: options.rolloutId, state: "ready" });
     return sandbox;
   }
@@ -71,6 +75,12 @@ export class UnsandboxedRuntime implements Runtime {
     this.live.delete(local);
     await local.destroy();
     this.options.onState?.({ id: local.id, state: "removed" });
+  }
+
+  /** Stores the workspace tar and the shell's directory. */
+  saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    const plain = sandbox as PlainSandbox;
+    return saveTarSnapshot(plain, plain.currentCwd, store, id);
   }
 
   async close(): Promise<void> {
@@ -102,6 +112,11 @@ class PlainSandbox implements Sandbox {
     private readonly options: UnsandboxedRuntimeOptions,
   ) {
     this.cwd = workspace;
+  }
+
+  /** The agent shell's working directory. */
+  get currentCwd(): string {
+    return this.cwd;
   }
 
   private env(): Record<string, string> {

@@ -9,6 +9,7 @@ import { collectDir, diskUsage, evaluationBinds, layEvaluationFiles, readCollect
 import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
 import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
+import { snapshotTree, type TreeManifest } from "./snapshot-tree.ts";
 import type {
   EvaluationOutput,
   EvaluationRequest,
@@ -222,6 +223,37 @@ export class LocalSandbox implements Sandbox {
       120_000,
     );
     if (out.exitCode !== 0) throw new Error(`copying the workspace for a fork failed: ${out.stderr}`);
+  }
+
+  /** The agent shell's working directory (as the agent sees it). */
+  get currentCwd(): string {
+    return this.cwd;
+  }
+
+  /**
+   * Copies the workspace (without its shared paths) into the new directory `dest`, owned by air (a stored
+   * snapshot, `LocalRuntime.saveSnapshot`): as root while the sandbox's processes are stopped, in this process
+   * (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never followed); a file
+   * unchanged since this sandbox's last snapshot (inode, change time, size) is a hard link to it (`snapshotTree`).
+   */
+  async saveTree(dest: string): Promise<void> {
+    const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
+    await mkdir(dest, { mode: 0o700 });
+    const owner = process.getuid?.() ?? 0;
+    const stopped = this.host.asRoot ? await freeze(this.uid, this.bwrapPid) : [];
+    try {
+      this.lastTree = await snapshotTree(this.host.workspace, dest, owner, skip, this.lastTree);
+    } finally {
+      thaw(stopped);
+    }
+  }
+  /** This sandbox's last stored tree: unchanged files of the next one are hard links to it. */
+  private lastTree: TreeManifest | undefined;
+
+  /** Fills this sandbox's (empty) workspace from a stored tree (`saveTree`), owned by this sandbox's agent. */
+  async restoreTree(tree: string): Promise<void> {
+    if (this.host.asRoot) await chown(this.host.workspace, this.host.uid, this.host.uid);
+    await copyTree(tree, this.host.workspace, this.host.uid, new Set());
   }
 
   /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */

@@ -14,7 +14,8 @@ import type { SandboxHost } from "./local-host.ts";
 import { LocalSandbox } from "./local-sandbox.ts";
 import { chownTree } from "./process.ts";
 import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
-import type { AcquireOptions, Runtime, Sandbox, TaskFiles } from "./types.ts";
+import { assertRestorable, readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
+import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
 export interface LocalRuntimeOptions {
   /** Directory holding one sub-directory per sandbox and the evaluation copies (never visible to a sandbox). */
@@ -36,6 +37,9 @@ export interface LocalRuntimeOptions {
   agentInit?: string;
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
 }
+
+/** What a new sandbox's workspace starts from: a workspace tar or a stored tree, and the shell's directory. */
+type Prepared = { tar: Uint8Array; cwd?: string } | { tree: string; cwd: string };
 
 /** Sandbox uids per process when air runs as root: each sandbox and each running evaluation takes one. */
 const UID_BLOCK = 4096;
@@ -93,7 +97,7 @@ export class LocalRuntime implements Runtime {
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("local runtime is closed");
     let sandbox: LocalSandbox | undefined;
-    const stage = this.options.stageNext !== false && !options.snapshot;
+    const stage = this.options.stageNext !== false && !options.snapshot && !options.restore;
     const spare = stage ? this.spares.get(files.key)?.shift() : undefined;
     if (spare) {
       sandbox = await spare.catch(() => undefined);
@@ -102,7 +106,13 @@ export class LocalRuntime implements Runtime {
         sandbox = undefined;
       }
     }
-    sandbox ??= await this.prepare(files, options.snapshot);
+    if (options.restore) assertRestorable(options.restore);
+    const from: Prepared | undefined = options.restore
+      ? options.restore.format === "tree"
+        ? { tree: options.restore.path, cwd: options.restore.cwd }
+        : { tar: await readSnapshotTar(options.restore), cwd: options.restore.cwd }
+      : options.snapshot && { tar: options.snapshot };
+    sandbox ??= await this.prepare(files, from);
     this.live.add(sandbox);
     if (stage && !this.closed) this.stage(files);
     this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
@@ -137,6 +147,18 @@ export class LocalRuntime implements Runtime {
     if (!this.closed && this.options.stageNext !== false) this.stageBlank(files);
     this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
     return sandbox;
+  }
+
+  /**
+   * Stores `sandbox`'s workspace as a tree of reflinked (or copied) files and its shell's directory
+   * (`LocalSandbox.saveTree`); restored by `acquire(files, { restore })`.
+   */
+  async saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    const local = sandbox as LocalSandbox;
+    const path = await store.place(id, "tree");
+    const cwd = local.currentCwd;
+    await local.saveTree(path);
+    return store.commit({ id, format: "tree", path, cwd });
   }
 
   /** Keeps one blank sandbox of `files` staged for the next fork. */
@@ -216,7 +238,7 @@ export class LocalRuntime implements Runtime {
    * A new sandbox with its shell started and a fresh copy of the task's workspace, or `snapshot` unpacked, or
    * (`"blank"`) an empty workspace a fork fills.
    */
-  private async prepare(files: TaskFiles, from?: Uint8Array | "blank"): Promise<LocalSandbox> {
+  private async prepare(files: TaskFiles, from?: Prepared | "blank"): Promise<LocalSandbox> {
     const roPaths = await this.check();
     const id = `local-${++this.counter}-${randomBytes(3).toString("hex")}`;
     const dir = join(this.options.root, id);
@@ -264,14 +286,14 @@ export class LocalRuntime implements Runtime {
         await sandbox.startShell();
         return sandbox;
       }
-      if (from) {
-        await sandbox.unpack(from);
-        await placeholders(workspace, sandbox.shared);
-      } else {
+      if (from && "tree" in from) await sandbox.restoreTree(from.tree);
+      else if (from) await sandbox.unpack(from.tar);
+      if (from) await placeholders(workspace, sandbox.shared);
+      else {
         await copyWorkspace(files, sandbox.shared, workspace);
         if (this.asRoot) await chownTree(workspace, uid);
       }
-      await sandbox.startShell();
+      await sandbox.startShell(from?.cwd);
     } catch (error) {
       this.remove(sandbox);
       throw error;

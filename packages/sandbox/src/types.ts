@@ -1,3 +1,5 @@
+import type { SnapshotStore } from "./snapshot-store.ts";
+
 /** What a command run in a sandbox returned. `output` merges stdout and stderr in order. */
 export interface ExecResult {
   output: string;
@@ -60,6 +62,11 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** Start from this workspace tar (from `Sandbox.snapshot`) instead of the task's fresh workspace. */
   snapshot?: Uint8Array;
+  /**
+   * Start as the stored snapshot `restore` was taken (`Runtime.saveSnapshot`): its workspace files with their
+   * modes, and the shell in its working directory. Throws `SnapshotUnavailableError` when its files are gone.
+   */
+  restore?: SnapshotHandle;
 }
 
 /** Hands out sandboxes with a clean workspace for a task; `release` returns them (to a pool or the bin). */
@@ -74,6 +81,31 @@ export interface Runtime {
   /** Gives a sandbox back; `discard` destroys it instead of pooling it. */
   release(sandbox: Sandbox, discard?: boolean): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Stores `sandbox`'s state now into `store` under `id` (durable rollouts, `rl --resume`): its workspace without
+   * the read-only paths (local: a tree of reflinked or copied files while its processes are stopped; docker: a
+   * tar of what the agent's workspace holds, kept on this machine so any host restores it) and the shell's
+   * working directory. Background processes and files outside the workspace are not carried.
+   */
+  saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle>;
+}
+
+/**
+ * A stored snapshot of a sandbox (`Runtime.saveSnapshot`): plain JSON, kept in a run store and restored by
+ * another process with `Runtime.acquire(files, { restore })`; listed and pruned through its `SnapshotStore`.
+ */
+export interface SnapshotHandle {
+  /** Unique within its store: letters, digits, '.', '_', '-'. */
+  id: string;
+  /** "tree": a directory of the workspace's files (local runtime); "tar": a workspace tar (any runtime). */
+  format: "tree" | "tar";
+  /** Absolute path of the stored workspace on this machine. */
+  path: string;
+  /** The agent shell's working directory when it was taken. */
+  cwd: string;
+  /** Bytes of the stored files. */
+  bytes: number;
+  createdAtMs: number;
 }
 
 // ---- Per-task environments (Harbor's task.toml), used by env-harbor ----

@@ -43,6 +43,12 @@ export const orchestratorSection = z
       .min(0)
       .default(1)
       .describe("retries of a rollout whose env/policy failed"),
+    resume_rollouts: z
+      .boolean()
+      .default(true)
+      .describe(
+        "record each turn's env state (sandbox snapshot, session counters) so `rl --resume` continues in-flight rollouts from their last turn",
+      ),
     failed_groups: z
       .enum(["drop", "keep"])
       .default("drop")

@@ -3,8 +3,9 @@ import { AirError, errorMessage } from "../errors.ts";
 import type { EventBus } from "../events.ts";
 import type { Logger } from "../log.ts";
 import type { PendingWork } from "../pending.ts";
-import type { Environment, Policy } from "../plugin.ts";
+import type { Environment, EnvSession, Policy } from "../plugin.ts";
 import { type Example, SCHEMA_VERSION, type Trajectory } from "../types.ts";
+import { endedTrajectory, type RecordedRollout } from "./resume.ts";
 import { applyRewards, type RewardEntry } from "./rewards.ts";
 import { type RolloutDeps, runRollout } from "./rollout.ts";
 
@@ -55,6 +56,8 @@ export interface AttemptInput {
   groupId: string;
   step: number;
   split: "train" | "eval";
+  /** A rollout the store recorded (`rl --resume`): its first attempt continues from its last resume point. */
+  recorded?: RecordedRollout;
 }
 
 /**
@@ -67,6 +70,13 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
   const { rolloutId, example, groupId, step, split } = input;
   let lastError = "";
   for (let attempt = 0; attempt <= deps.retries && !signal.aborted; attempt++) {
+    // a recorded rollout that had ended is taken as it was; one in flight continues in a restored session
+    const ended = attempt === 0 && input.recorded?.stopReason !== undefined ? input.recorded : undefined;
+    const resume =
+      attempt === 0 && input.recorded && !ended
+        ? await restoreSession(deps, input, input.recorded)
+        : undefined;
+    const recorded = ended ?? resume?.recorded;
     await bus.emit("rollout:start", {
       rolloutId,
       exampleId: example.id,
@@ -76,10 +86,15 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
       policyVersion: deps.policyVersion(),
       attempt,
       split,
+      ...(recorded ? { resumedAt: recorded.turns.length } : {}),
     });
     try {
-      const trajectory = await runRollout(deps, { rolloutId, example, groupId, step });
+      const trajectory = ended
+        ? endedTrajectory(ended, example)
+        : await runRollout(deps, { rolloutId, example, groupId, step, resume });
       trajectory.metrics.attempts = attempt + 1;
+      // the dashboard marks a rollout continued after `rl --resume` and where
+      if (recorded) trajectory.metrics["resume/turn"] = recorded.turns.length;
       trajectory.split = split;
       await applyRewards(trajectory, deps.rewards, deps.pending, deps.timeouts.reward_ms).catch((error) => {
         throw new AirError("HOOK_FAILED", errorMessage(error), {
@@ -98,6 +113,38 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
   const failed = failedTrajectory(input, signal.aborted ? "aborted" : lastError);
   await bus.emit("rollout:end", { trajectory: failed });
   return failed;
+}
+
+/**
+ * The env's session in `recorded`'s last state (`Environment.restore`), or undefined — with a warning naming the
+ * rollout and why — when the env cannot restore it (no `restore`, a snapshot gone or unreadable): it starts over.
+ */
+async function restoreSession(
+  deps: AttemptDeps,
+  input: AttemptInput,
+  recorded: RecordedRollout,
+): Promise<{ session: EnvSession; recorded: RecordedRollout } | undefined> {
+  const { env, names } = deps;
+  const why = !env.restore
+    ? `the ${names.env} env cannot restore sessions`
+    : await deps.pending
+        .run(
+          `${names.env}.restore ${input.rolloutId}`,
+          deps.timeouts.env_open_ms,
+          () =>
+            env.restore!(input.example, {
+              rolloutId: input.rolloutId,
+              signal: deps.signal,
+              state: recorded.point.state,
+            }),
+          { plugin: names.env, hook: "restore" },
+        )
+        .then((session) => ({ session }), errorMessage);
+  if (typeof why === "object") return { session: why.session, recorded };
+  deps.log.warn(
+    `rollout ${input.rolloutId} (${input.example.id}) starts over: its state after turn ${recorded.turns.length - 1} cannot be restored (${why})`,
+  );
+  return undefined;
 }
 
 function failedTrajectory(input: AttemptInput, error: string): Trajectory {

@@ -8,6 +8,7 @@ import type { Example, Trajectory } from "../types.ts";
 import { attemptDeps, rolloutWithRetries } from "./attempt.ts";
 import { buildBatch } from "./batch.ts";
 import { FailureWatch, type RunTotals } from "./failures.ts";
+import type { RecordedRollout } from "./resume.ts";
 import type { RewardEntry } from "./rewards.ts";
 import { addSummary, summarize } from "./stats.ts";
 import { growTree } from "./tree.ts";
@@ -42,6 +43,8 @@ export interface OrchestratorOptions {
   stepMetrics?: () => Record<string, number>;
   /** When the run started (`startRun`'s entry, before its plugins were created): the first step's time counts from it. */
   runStartMs?: number;
+  /** Rollouts of the resumed steps the store recorded (`rl --resume`): each continues from its last turn. */
+  recorded?: RecordedRollout[];
 }
 
 export interface RunSummary {
@@ -65,6 +68,10 @@ export class Orchestrator {
   /** When the previous step's line was emitted (the run's start before the first). */
   private lastStepMs = Date.now();
   private readonly failures: FailureWatch;
+  /** Recorded rollouts not yet resumed, by group (`${step}:${exampleId}`). */
+  private readonly recorded = new Map<string, RecordedRollout[]>();
+  /** Their ids: a new rollout never takes one. */
+  private readonly recordedIds = new Set<string>();
 
   constructor(
     private readonly parts: RunParts,
@@ -73,6 +80,18 @@ export class Orchestrator {
     this.pending = options.pending ?? new PendingWork();
     this.semaphore = new Semaphore(options.orchestrator.max_concurrent_rollouts);
     this.failures = new FailureWatch(options.orchestrator.max_failed_steps);
+    for (const r of options.recorded ?? []) {
+      this.recorded.set(r.groupId, [...(this.recorded.get(r.groupId) ?? []), r]);
+      this.recordedIds.add(r.rolloutId);
+    }
+  }
+
+  /** The next new rollout id of `step` (`s3-r17`; `e…` for eval), never one a recorded rollout holds. */
+  private nextRolloutId(prefix: "s" | "e", step: number): string {
+    for (;;) {
+      const id = `${prefix}${step}-r${this.rolloutCounter++}`;
+      if (!this.recordedIds.has(id)) return id;
+    }
   }
 
   get peakConcurrentRollouts(): number {
@@ -261,7 +280,7 @@ export class Orchestrator {
         maxLeaves: o.rollouts_per_example,
         slot: () => this.semaphore.acquire(),
       },
-      { example, groupId: `${step}:${example.id}`, step, nextId: () => `s${step}-r${this.rolloutCounter++}` },
+      { example, groupId: `${step}:${example.id}`, step, nextId: () => this.nextRolloutId("s", step) },
     );
   }
 
@@ -273,17 +292,18 @@ export class Orchestrator {
   ): Promise<Trajectory> {
     const { orchestrator: o, bus, log, signal } = this.options;
     const release = await this.semaphore.acquire();
+    const recorded = split === "train" ? this.recorded.get(groupId)?.shift() : undefined;
+    const deps = attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o });
+    deps.resumeRollouts = split === "train" && o.resume_rollouts;
     try {
-      return await rolloutWithRetries(
-        attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o }),
-        {
-          rolloutId: `${split === "eval" ? "e" : "s"}${step}-r${this.rolloutCounter++}`,
-          example,
-          groupId,
-          step,
-          split,
-        },
-      );
+      return await rolloutWithRetries(deps, {
+        rolloutId: recorded?.rolloutId ?? this.nextRolloutId(split === "eval" ? "e" : "s", step),
+        example,
+        groupId,
+        step,
+        split,
+        recorded,
+      });
     } finally {
       release();
     }

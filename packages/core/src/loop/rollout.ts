@@ -4,6 +4,7 @@ import type { PendingWork } from "../pending.ts";
 import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory, type Turn } from "../types.ts";
 import { setPromptMessages } from "./prompt-view.ts";
+import { type RecordedRollout, type ResumePoint, resumedMessages, versionsOf } from "./resume.ts";
 import { TokenLog } from "./tokens.ts";
 
 export interface RolloutDeps {
@@ -15,6 +16,8 @@ export interface RolloutDeps {
   maxTurns: number;
   timeouts: { env_open_ms: number; env_step_ms: number; generate_ms: number };
   signal: AbortSignal;
+  /** Record each turn's resume point (`orchestrator.resume_rollouts`, train rollouts of a flat run). */
+  resumeRollouts?: boolean;
 }
 
 export interface RolloutInput {
@@ -22,6 +25,8 @@ export interface RolloutInput {
   example: Example;
   groupId: string;
   step: number;
+  /** Continue a recorded rollout (`rl --resume`) in `session`, restored from its last resume point. */
+  resume?: { session: EnvSession; recorded: RecordedRollout };
 }
 
 /**
@@ -31,13 +36,16 @@ export interface RolloutInput {
 export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promise<Trajectory> {
   const { env, pending, names, timeouts, signal } = deps;
   const { rolloutId, example } = input;
-  const startMs = Date.now();
-  const session = await pending.run(
-    `${names.env}.open(${example.id}) for ${rolloutId}`,
-    timeouts.env_open_ms,
-    () => env.open(example, { rolloutId, signal }),
-    { plugin: names.env, hook: "open" },
-  );
+  const recorded = input.resume?.recorded;
+  const startMs = recorded?.startMs ?? Date.now();
+  const session =
+    input.resume?.session ??
+    (await pending.run(
+      `${names.env}.open(${example.id}) for ${rolloutId}`,
+      timeouts.env_open_ms,
+      () => env.open(example, { rolloutId, signal }),
+      { plugin: names.env, hook: "open" },
+    ));
   const trajectory: Trajectory = {
     schemaVersion: SCHEMA_VERSION,
     id: rolloutId,
@@ -45,32 +53,34 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
     task: example.task,
     groupId: input.groupId,
     step: input.step,
-    policyVersions: [],
-    initialMessages: [],
-    turns: [],
+    policyVersions: recorded ? versionsOf(recorded.turns) : [],
+    initialMessages: recorded?.initialMessages ?? [],
+    turns: recorded ? [...recorded.turns] : [],
     stopReason: "max_turns",
     score: example.score,
     metrics: {},
     timing: { startMs, endMs: startMs },
   };
+  let ended = false;
   try {
-    const initial = await pending.run(
-      `${names.env}.start ${rolloutId}`,
-      timeouts.env_open_ms,
-      () => session.start(),
-      { plugin: names.env, hook: "start", signal },
-    );
+    const initial = recorded
+      ? recorded.initialMessages
+      : await pending.run(`${names.env}.start ${rolloutId}`, timeouts.env_open_ms, () => session.start(), {
+          plugin: names.env,
+          hook: "start",
+          signal,
+        });
     trajectory.initialMessages = initial;
     const episode: Episode = {
       rolloutId,
       step: input.step,
       session,
       trajectory,
-      messages: [...initial],
+      messages: recorded ? resumedMessages(recorded) : [...initial],
       tokens: new TokenLog(),
     };
-    let done = false;
-    for (let index = 0; index < deps.maxTurns && !done; index++) {
+    let done = recorded?.point.done ?? false;
+    for (let index = trajectory.turns.length; index < deps.maxTurns && !done; index++) {
       const outcome = await playTurn(deps, episode, index);
       if (outcome !== "continue" && outcome !== "done") {
         trajectory.stopReason = outcome;
@@ -83,7 +93,19 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
       await finishEpisode(deps, session.finish.bind(session), trajectory);
     }
     episode.tokens?.trim(trajectory.turns);
+    ended = trajectory.stopReason !== "aborted" && !signal.aborted;
   } finally {
+    if (ended && session.dropState) {
+      const drop = session.dropState.bind(session);
+      await pending
+        .run(`${names.env}.dropState ${rolloutId}`, timeouts.env_open_ms, drop, {
+          plugin: names.env,
+          hook: "dropState",
+        })
+        .catch((error) =>
+          deps.bus.emit("log", logLine(names.env, `dropState failed: ${errorMessage(error)}`)),
+        );
+    }
     await pending
       .run(`${names.env}.close ${rolloutId}`, timeouts.env_open_ms, () => session.close(), {
         plugin: names.env,
@@ -185,7 +207,9 @@ export async function playTurn(
   episode.promptCursor = generation.promptCursor;
   messages.push({ role: "assistant", content: generation.action.text });
   messages.push({ role: "user", content: result.observation });
-  await deps.bus.emit("turn:end", { rolloutId, step: episode.step, turn });
+  const point = deps.resumeRollouts ? await resumePoint(deps, session, turn, result.done) : undefined;
+  if (point && trajectory.turns.length === 1) point.initialMessages = trajectory.initialMessages;
+  await deps.bus.emit("turn:end", { rolloutId, step: episode.step, turn, ...(point ? { point } : {}) });
   return result.done ? "done" : "continue";
 }
 
@@ -216,6 +240,32 @@ export async function finishEpisode(
   }
   if (!last.evaluationError && result.evaluationError && !last.scores)
     last.evaluationError = result.evaluationError;
+}
+
+/** The session's state after `turn` (`EnvSession.saveState`); a failure is a warning, the turn goes on without one. */
+async function resumePoint(
+  deps: RolloutDeps,
+  session: EnvSession,
+  turn: Turn,
+  done: boolean,
+): Promise<ResumePoint | undefined> {
+  if (!session.saveState) return undefined;
+  const save = () => session.saveState!(turn.index);
+  try {
+    const state = await deps.pending.run(
+      `${deps.names.env}.saveState turn ${turn.index}`,
+      deps.timeouts.env_step_ms,
+      save,
+      { plugin: deps.names.env, hook: "saveState" },
+    );
+    return { state, done };
+  } catch (error) {
+    await deps.bus.emit(
+      "log",
+      logLine(deps.names.env, `saveState after turn ${turn.index} failed: ${errorMessage(error)}`),
+    );
+    return undefined;
+  }
 }
 
 function logLine(source: string, message: string) {

@@ -49,7 +49,21 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
       );
     }
     await host.emit("run:start", { runName: root.run.name, runDir: config.runDir, config: root });
+    // rl --resume: the rollouts the store recorded for the resumed steps continue from their last turn
+    const recorded =
+      options.startStep !== undefined && root.orchestrator.resume_rollouts && !root.orchestrator.tree
+        ? host.recordedRollouts()
+        : [];
+    if (recorded.length > 0) log.info(`resuming ${recorded.length} recorded rollout(s) from their last turn`);
+    const env = parts.env;
+    if (options.startStep !== undefined && env.keepStates) {
+      const keep = recorded.map((r) => r.rolloutId);
+      await pending.run("env.keepStates", root.orchestrator.timeouts.env_open_ms, () =>
+        env.keepStates!(keep),
+      );
+    }
     const orchestrator = new Orchestrator(parts, {
+      recorded,
       stepMetrics: () => host.stepMetrics(),
       runStartMs,
       orchestrator: root.orchestrator,

@@ -82,6 +82,9 @@ export function oneSandboxRuntime(sandbox: BashSandbox): Runtime {
       if (s instanceof BashSandbox) await s.close();
     },
     close: async () => {},
+    saveSnapshot: async () => {
+      throw new Error("the parity kit's one-sandbox runtime stores no snapshots");
+    },
   };
 }
 

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SHELL_RESTARTED } from "../shell.ts";
-import type { Runtime, Sandbox, TaskFiles } from "../types.ts";
+import { SnapshotStore, SnapshotUnavailableError } from "../snapshot-store.ts";
+import type { Runtime, Sandbox, SnapshotHandle, TaskFiles } from "../types.ts";
 
 /** A runtime under test, how to make it, and what is left of it after `close` (must be nothing). */
 export interface ContractSubject {
@@ -222,6 +223,49 @@ export function contractSuite(subject: ContractSubject): void {
       } finally {
         await runtime.release(box, true);
         if (copy) await runtime.release(copy, true);
+      }
+    }, 120_000);
+
+    test("a stored snapshot: files, modes and the directory come back in a new sandbox; listed, pruned, then refused", async () => {
+      const box = await acquire();
+      const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-contract-snapshots-")));
+      let copy: Sandbox | undefined;
+      try {
+        await box.exec(
+          "mkdir -p sub/deep && echo kept > sub/deep/f && chmod 640 sub/deep/f && printf '#!/bin/sh\\necho ran\\n' > run.sh && chmod 755 run.sh && chmod 750 sub && cd sub/deep",
+          30_000,
+        );
+        const handle = await runtime.saveSnapshot(box, store, `snap-${n}`);
+        await box.exec("echo later > f; cd ..", 30_000);
+        // a handle is plain JSON: stored, then read back by another process
+        const stored = JSON.parse(JSON.stringify(handle)) as SnapshotHandle;
+        expect(stored).toMatchObject({ id: `snap-${n}`, cwd: `${box.workspace}/sub/deep` });
+        expect(stored.bytes).toBeGreaterThan(0);
+        copy = await runtime.acquire(files, { rolloutId: `c${++n}`, restore: stored });
+        expect(
+          (
+            await copy.exec(
+              "pwd; cat f; stat -c '%a %n' f .. ../../run.sh; ../../run.sh; cat ../../data/train.csv",
+              30_000,
+            )
+          ).output,
+        ).toBe(`${box.workspace}/sub/deep\nkept\n640 f\n750 ..\n755 ../../run.sh\nran\nx,y\n1,2\n`);
+        await copy.exec("echo 9 >> ../../data/train.csv", 30_000);
+        expect((await copy.exec("cat ../../data/train.csv", 30_000)).output).toBe("x,y\n1,2\n");
+        expect((await store.list()).map((h) => h.id)).toEqual([stored.id]);
+        expect(await store.prune((h) => h.id === stored.id)).toEqual([stored.id]);
+        expect(await store.list()).toEqual([]);
+        expect(existsSync(stored.path)).toBe(false);
+        const refused = await runtime.acquire(files, { rolloutId: `c${++n}`, restore: stored }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refused).toBeInstanceOf(SnapshotUnavailableError);
+        expect(String(refused)).toContain(stored.id);
+      } finally {
+        await runtime.release(box, true);
+        if (copy) await runtime.release(copy, true);
+        rmSync(store.dir, { recursive: true, force: true });
       }
     }, 120_000);
 

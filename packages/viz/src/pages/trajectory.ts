@@ -48,10 +48,20 @@ export function turnView(turn: StoredTurn, compact = false, forked = false): Htm
     }</section>`;
 }
 
+/** The turn `rl --resume` continued this rollout at (`metrics["resume/turn"]`), when it did. */
+export function resumedAt(stored: StoredTrajectory): number | undefined {
+  const at = parseJson<Record<string, number>>(stored.trajectory.metricsJson, {})["resume/turn"];
+  return typeof at === "number" ? at : undefined;
+}
+
 /** Every turn of a trajectory (also served as a live fragment while the rollout runs). */
 export function turnList(stored: StoredTrajectory): Html {
   const forked = stored.trajectory.parentJson !== null;
-  return html`${stored.turns.map((x, i) => turnView(x, false, forked && i === 0))}`;
+  const resumed = resumedAt(stored);
+  return html`${stored.turns.map(
+    (x, i) =>
+      html`${x.idx === resumed ? html`<div class="resumed-here">resumed here after a restart (rl --resume): the turns above were recorded before it</div>` : ""}${turnView(x, false, forked && i === 0)}`,
+  )}`;
 }
 
 /** A trajectory's facts (status, scores, turn count) and error; a live fragment while it runs. */
@@ -64,7 +74,11 @@ export function trajectoryFacts(stored: StoredTrajectory): Html {
       <dt>reward</dt><dd>${num(t.reward, 4)}</dd><dt>metric</dt><dd>${t.priorityMetric ?? "–"}</dd>
       <dt>baseline</dt><dd>${num(t.baselineScore, 4)}</dd><dt>final score</dt><dd>${num(t.finalScore, 4)}</dd>
       <dt>improvement</dt><dd>${num(t.improvement, 4)}</dd><dt>policy versions</dt><dd>${versions.join(", ") || "–"}</dd>
-      <dt>started</dt><dd>${time(t.startedAt)}</dd><dt>turns</dt><dd data-turns="${stored.turns.length}">${stored.turns.length}</dd>
+      <dt>started</dt><dd>${time(t.startedAt)}</dd><dt>turns</dt><dd data-turns="${stored.turns.length}">${stored.turns.length}</dd>${
+        resumedAt(stored) === undefined
+          ? ""
+          : html`<dt>resumed</dt><dd class="resumed">at turn ${resumedAt(stored)} (rl --resume)</dd>`
+      }
     </dl>
     ${t.error ? html`<div class="error">error: ${t.error}</div>` : ""}`;
 }

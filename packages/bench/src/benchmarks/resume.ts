@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BenchReport } from "../report.ts";
+import { fmt, seededRandom } from "../stats.ts";
+import type { BenchOptions } from "./pipeline.ts";
+import { median, type SnapshotCost, snapshotCost } from "./resume-cost.ts";
+import { type KillOutcome, killAndResume } from "./resume-kill.ts";
+import { dockerReady } from "./tree-fork.ts";
+
+/** Steps of each killed run: the kill lands in step 1 or 2, and the resume finishes the run. */
+const MAX_STEPS = 3;
+/** Kills land uniformly in this window after step 0 was trained (a 4-turn quickstart step takes ~5–15 s here). */
+const WINDOW_MS = 8000;
+
+function lost(outcomes: KillOutcome[]): {
+  perRollout: number;
+  inFlight: number;
+  recorded: number;
+  redone: number;
+} {
+  const inFlight = outcomes.reduce((a, o) => a + o.inFlight, 0);
+  const recorded = outcomes.reduce((a, o) => a + o.recordedTurns, 0);
+  const redone = outcomes.reduce((a, o) => a + o.redone, 0);
+  return { perRollout: inFlight ? redone / inFlight : Number.NaN, inFlight, recorded, redone };
+}
+
+/**
+ * Benchmark 16: what a crash costs with durable rollouts (`orchestrator.resume_rollouts`) and without, and what
+ * recording a turn's state costs. Kills: the 4-turn quickstart (tiny inference and trainer, mlgym on bubblewrap) is
+ * killed -9 with its children at seeded random moments after step 0, then `--resume`d, alternating the arms
+ * kill by kill. Cost: `saveState` after a `python train.py` turn on apartmentRent, 1 MB and 100 MB of agent files,
+ * local and docker.
+ * @example const report = await resumeBenchmark({ quick: true });
+ */
+export async function resumeBenchmark(options: BenchOptions): Promise<BenchReport> {
+  const kills = options.quick ? 3 : 10;
+  const turns = options.quick ? 3 : 8;
+  const rand = seededRandom(36);
+  const outcomes: KillOutcome[] = [];
+  const failures: string[] = [];
+  for (let i = 0; i < kills; i++) {
+    const delay = Math.floor(rand() * WINDOW_MS);
+    for (const arm of ["today", "now"] as const) {
+      try {
+        outcomes.push(await killAndResume(arm, delay, MAX_STEPS));
+        process.stderr.write(`[resume] kill ${i + 1}/${kills} ${arm}: ${JSON.stringify(outcomes.at(-1))}\n`);
+      } catch (error) {
+        failures.push(`kill ${i + 1} (${arm}) failed: ${String(error).slice(0, 300)}`);
+      }
+    }
+  }
+  const today = lost(outcomes.filter((o) => o.arm === "today"));
+  const now = lost(outcomes.filter((o) => o.arm === "now"));
+
+  const root = mkdtempSync(join(tmpdir(), "air-bench-resume-cost-"));
+  const costs: SnapshotCost[] = [];
+  try {
+    const runtimes: Array<"local" | "docker"> = (await dockerReady()) ? ["local", "docker"] : ["local"];
+    for (const runtime of runtimes)
+      for (const mb of [1, 100]) {
+        try {
+          costs.push(await snapshotCost(runtime, mb, join(root, `${runtime}-${mb}`), turns));
+        } catch (error) {
+          failures.push(`snapshot cost ${runtime} ${mb} MB failed: ${String(error).slice(0, 300)}`);
+        }
+      }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  const ratio = (c: SnapshotCost) => median(c.saveMs.map((s, i) => s / (c.turnMs[i] as number)));
+  const worstLocal = Math.max(...costs.filter((c) => c.runtime === "local").map(ratio));
+  const dockerCosts = costs.filter((c) => c.runtime === "docker");
+  return {
+    name: "resume",
+    title: "16. Durable rollouts: work lost per crash, snapshot cost per turn",
+    command: `bun run bench resume${options.quick ? " --quick" : ""} --write`,
+    goals: [
+      `environment steps redone ÷ in-flight rollouts per crash ≤ 1: **${fmt(now.perRollout)}** with resume_rollouts (today, without: **${fmt(today.perRollout)}**) — ${now.perRollout <= 1 ? "met" : "missed"}`,
+      `snapshot time per turn ÷ the turn's wall time ≤ 5% local (the worse of 1 MB and 100 MB): **${fmt(100 * worstLocal)}%** — ${worstLocal <= 0.05 ? "met" : "missed"}`,
+      ...(dockerCosts.length
+        ? [`docker: **${dockerCosts.map((c) => `${fmt(100 * ratio(c))}% at ${c.mb} MB`).join(", ")}**`]
+        : ["docker: not measured (no engine or no test image)"]),
+    ],
+    tables: [
+      {
+        title: `kill -9 of the 4-turn quickstart with its children, then --resume (${kills} seeded moments within ${WINDOW_MS / 1000} s after step 0; both arms at each)`,
+        headers: [
+          "arm",
+          "crashes",
+          "rollouts in flight",
+          "their recorded turns",
+          "turns redone",
+          "redone ÷ in flight",
+        ],
+        rows: [
+          [
+            "today (resume_rollouts = false)",
+            today,
+            outcomes.filter((o) => o.arm === "today").length,
+          ] as const,
+          ["now (resume_rollouts = true)", now, outcomes.filter((o) => o.arm === "now").length] as const,
+        ].map(([name, l, n]) => [
+          name,
+          String(n),
+          String(l.inFlight),
+          String(l.recorded),
+          String(l.redone),
+          fmt(l.perRollout),
+        ]),
+      },
+      {
+        title: `per turn, p50 ms (n = ${turns}): the turn is apartmentRent's \`python train.py\` through the mlgym env; save = \`saveState\` after it`,
+        headers: [
+          "runtime",
+          "agent files",
+          "snapshot bytes",
+          "turn",
+          "save",
+          "save ÷ turn (paired)",
+          "restore",
+        ],
+        rows: costs.map((c) => [
+          c.runtime,
+          `${c.mb} MB`,
+          String(c.bytes),
+          fmt(median(c.turnMs)),
+          fmt(median(c.saveMs)),
+          `${fmt(100 * ratio(c))}%`,
+          fmt(median(c.restoreMs)),
+        ]),
+      },
+    ],
+    notes: [
+      ...failures,
+      "Redone: a recorded turn of a rollout that was at risk (an untrained step, at least one turn stored) whose " +
+        "rollout did not continue from it after `--resume` (without resume_rollouts the store drops the interrupted " +
+        "steps' rows and every such rollout starts over). The turn in progress at the kill is lost in both arms and " +
+        "not counted; a rollout that had already ended (its step untrained) is taken as it was, with no env step. " +
+        "The reference turn is short: the project's apartmentRent `python train.py` takes 0.1–0.5 s, and generation " +
+        "is left out (the tiny policy's replies take milliseconds); an MLGym turn that trains for minutes, or a real " +
+        "model's seconds of generation, make every ratio smaller. Local snapshots: a tree of the workspace copied " +
+        "in-process (reflinks on btrfs/XFS; ext4 here copies), files unchanged since the sandbox's last snapshot " +
+        "hard-linked (the 100 MB model is written once, before the turns). Docker: the whole workspace tar, made in " +
+        "the container and fetched to this machine every turn (no incremental tar yet).",
+    ],
+  };
+}

@@ -1,0 +1,184 @@
+import { Database } from "bun:sqlite";
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import {
+  openStore,
+  readRecordedRollouts,
+  readTrajectory,
+  type StoredTrajectory,
+  tables,
+} from "@air/logger-sqlite";
+import { eq } from "drizzle-orm";
+import { readLastCompletedStep, readPidFile } from "./rundir.ts";
+import {
+  freePort,
+  killSurvivors,
+  type LauncherRun,
+  REPO_ROOT,
+  removeTempDirs,
+  startLauncher,
+  survivors,
+  tempDir,
+} from "./test-helpers.ts";
+
+afterEach(removeTempDirs);
+
+const CONFIG = join(REPO_ROOT, "configs", "quickstart.toml");
+let current: { run?: LauncherRun; runDir?: string } = {};
+afterEach(() => {
+  if (current.runDir) killSurvivors(current.run, current.runDir);
+  current = {};
+});
+
+/** Rollouts of unfinished steps that have recorded turns and have not ended: what a kill would lose today. */
+const IN_FLIGHT = `SELECT count(*) AS n FROM trajectories t WHERE t.status = 'running' AND t.split = 'train'
+  AND t.step > coalesce((SELECT max(step) FROM steps WHERE ended_at IS NOT NULL), -1)
+  AND (SELECT count(*) FROM turn_resume r WHERE r.rollout_id = t.rollout_id) >= 1`;
+
+function inFlight(dbPath: string): number {
+  if (!existsSync(dbPath)) return 0;
+  try {
+    const db = new Database(dbPath, { readonly: true });
+    try {
+      return db.query<{ n: number }, []>(IN_FLIGHT).get()?.n ?? 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** kill -9 of the launcher and of every child group its pid file names (tiny inference, tiny trainer). */
+function killEverything(run: LauncherRun, runDir: string): void {
+  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
+  run.child.kill("SIGKILL");
+  for (const g of groups)
+    try {
+      process.kill(-g, "SIGKILL");
+    } catch {}
+}
+
+/** What a turn looked like to the trainer and the dashboard. */
+const turnFacts = (t: StoredTrajectory["turns"][number]) => ({
+  idx: t.idx,
+  completion: t.completion,
+  observation: t.observation,
+  prompt: t.prompt,
+  promptTokens: t.promptTokens,
+  completionTokens: t.completionTokens,
+  logprobMean: t.logprobMean,
+  policyVersion: t.policyVersion,
+});
+
+test("kill -9 of everything mid-step, then --resume: in-flight rollouts continue from their last turn; a lost snapshot starts over with a warning", async () => {
+  const out = tempDir("rollouts");
+  const runDir = join(out, "quickstart");
+  const dbPath = join(runDir, "air.db");
+  const port = await freePort();
+  const maxSteps = 4;
+  const args = [
+    CONFIG,
+    `--run.max_steps=${maxSteps}`,
+    `--run.output_dir="${out}"`,
+    "--orchestrator.max_turns=4",
+    `--inference.port=${port}`,
+    `--policy.base_url="http://127.0.0.1:${port}/v1"`,
+  ];
+  const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
+  current = { run: first, runDir };
+  const deadline = Date.now() + 240_000;
+  while ((readLastCompletedStep(runDir) ?? -1) < 0 || inFlight(dbPath) < 3) {
+    if (Date.now() > deadline || first.child.exitCode !== null)
+      throw new Error(`no step done and 3 rollouts in flight within 240 s:\n${first.stderr()}`);
+    await Bun.sleep(25);
+  }
+  killEverything(first, runDir);
+  await first.done;
+  const startStep = (readLastCompletedStep(runDir) ?? -1) + 1;
+
+  // what the store holds of the killed step's rollouts, as the resumed run will read it
+  const before = new Map<string, { turns: ReturnType<typeof turnFacts>[]; snapshot: string }>();
+  const killed = openStore(dbPath);
+  try {
+    const ids = killed
+      .select({ id: tables.trajectories.rolloutId, step: tables.trajectories.step })
+      .from(tables.trajectories)
+      .all()
+      .filter((t) => t.step >= startStep)
+      .map((t) => t.id);
+    for (const r of readRecordedRollouts(killed, 1, ids)) {
+      const stored = readTrajectory(killed, 1, r.rolloutId)!;
+      const snapshot = (r.point.state.snapshot as { path: string }).path;
+      expect(existsSync(snapshot)).toBe(true);
+      before.set(r.rolloutId, { turns: stored.turns.map(turnFacts), snapshot });
+    }
+  } finally {
+    killed.$client.close();
+  }
+  expect(before.size).toBeGreaterThanOrEqual(3);
+  // one rollout's snapshot is lost: it must start over, named in a warning
+  const [lostId, lost] = [...before.entries()][0]!;
+  rmSync(lost.snapshot, { recursive: true, force: true });
+  before.delete(lostId);
+
+  const second = startLauncher([...args, "--resume"], { cwd: out, timeoutMs: 300_000 });
+  current = { run: second, runDir };
+  expect(await second.done).toBe(0);
+  expect(second.stderr()).toContain(`rollout ${lostId} (`);
+  expect(second.stderr()).toMatch(
+    new RegExp(`rollout ${lostId} \\(.*\\) starts over: .*snapshot ${lostId}-t\\d+`),
+  );
+
+  const db = openStore(dbPath, { readonly: true });
+  try {
+    for (const [id, was] of before) {
+      const t = readTrajectory(db, 1, id)!;
+      expect(t.trajectory.status).toBe("done");
+      const k = was.turns.length;
+      expect(JSON.parse(t.trajectory.metricsJson ?? "{}")["resume/turn"]).toBe(k);
+      // the recorded turns as they were (prompts, replies, observations, token counts, logprobs, versions)
+      expect(t.turns.slice(0, k).map(turnFacts)).toEqual(was.turns);
+      const next = t.turns[k];
+      if (next) {
+        // the conversation went on from the recorded one: the next prompt is the last prompt, reply, observation
+        const last = t.turns[k - 1]!;
+        expect(next.prompt).toEqual([
+          ...last.prompt,
+          { role: "assistant", content: last.completion },
+          { role: "user", content: last.observation },
+        ]);
+        expect(next.promptTokens ?? 0).toBeGreaterThanOrEqual(
+          (last.promptTokens ?? 0) + (last.completionTokens ?? 0),
+        );
+      }
+    }
+    const restarted = readTrajectory(db, 1, lostId)!;
+    expect(restarted.trajectory.status).toBe("done");
+    expect(JSON.parse(restarted.trajectory.metricsJson ?? "{}")["resume/turn"]).toBeUndefined();
+    // every step recorded once, with its whole batch (8 rollouts), none doubled or lost
+    const perStep = new Map<number, number>();
+    for (const r of db
+      .select({ step: tables.trajectories.step })
+      .from(tables.trajectories)
+      .where(eq(tables.trajectories.split, "train"))
+      .all())
+      perStep.set(r.step, (perStep.get(r.step) ?? 0) + 1);
+    expect([...perStep.entries()].sort((a, b) => a[0] - b[0])).toEqual(
+      Array.from({ length: maxSteps }, (_, s) => [s, 8]),
+    );
+    expect(db.select().from(tables.turnResume).all()).toEqual([]);
+  } finally {
+    db.$client.close();
+  }
+  // every step trained once: the trainer's steps 1..maxSteps, none twice
+  const trained = readFileSync(join(runDir, "prime-rl", "metrics.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => (JSON.parse(l) as { step: number }).step);
+  expect(trained).toEqual(Array.from({ length: maxSteps }, (_, i) => i + 1));
+  // every rollout's snapshots are pruned once it ended
+  expect(readdirSync(join(runDir, "snapshots"))).toEqual([]);
+  expect(survivors(second, runDir)).toEqual([]);
+}, 600_000);

@@ -1,0 +1,129 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Message, type ResumePoint, SCHEMA_VERSION, type Turn } from "@air/core";
+import { makeTrajectory, makeTurn } from "@air/core/testing";
+import { openStore } from "./open.ts";
+import { RunRecorder } from "./recorder.ts";
+import { turnResume } from "./schema.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "air-recorded-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const initial: Message[] = [
+  { role: "system", content: "sys" },
+  { role: "user", content: "task" },
+];
+
+/** Turn `i` of a rollout whose prompts extend the previous turn's ids (and turn 2's do not: a re-rendered history). */
+function turnAt(i: number, previous: Turn | undefined): Turn {
+  const history = previous
+    ? [
+        ...previous.promptMessages,
+        { role: "assistant" as const, content: previous.completionText },
+        { role: "user" as const, content: previous.observation },
+      ]
+    : initial;
+  const base = previous && i !== 2 ? [...previous.promptTokenIds, ...previous.completionTokenIds] : [];
+  return makeTurn({
+    index: i,
+    promptMessages: history,
+    completionText: `reply ${i}`,
+    observation: `obs ${i}`,
+    promptTokenIds: Int32Array.from([...base, 1000 + i, -7, 2 ** 31 - 1]),
+    completionTokenIds: Int32Array.from([i, i + 1, 65_000]),
+    completionLogprobs: Float32Array.from([-0.125 * i, -3.5, -1e-7]),
+    policyVersion: i < 2 ? 3 : 4,
+    action: { text: `reply ${i}`, command: `cmd ${i}` },
+    scores: i === 1 ? { r2: 0.5 } : undefined,
+  });
+}
+
+test("a killed run's in-flight rollout comes back with every turn as recorded: prompts, token ids, logprobs, versions, point", () => {
+  const file = join(dir, "air.db");
+  const first = new RunRecorder(openStore(file), { flushRows: 1, flushMs: 5 }, { name: "r", runDir: dir });
+  const start = { exampleId: "ex", task: "t", groupId: "3:ex", step: 3, policyVersion: 3, attempt: 0 };
+  first.hooks["rollout:start"]({ rolloutId: "s3-r0", ...start });
+  first.hooks["rollout:start"]({ rolloutId: "s3-r1", ...start });
+  const turns: Turn[] = [];
+  for (let i = 0; i < 4; i++) {
+    const turn = turnAt(i, turns.at(-1));
+    turns.push(turn);
+    const point: ResumePoint = { state: { turn: i, snapshot: { id: `s3-r0-t${i}` } }, done: false };
+    if (i === 0) point.initialMessages = initial;
+    first.hooks["turn:end"]({ rolloutId: "s3-r0", step: 3, turn, point });
+  }
+  // recorded without points (resume_rollouts off): not kept, starts over
+  first.hooks["turn:end"]({ rolloutId: "s3-r1", step: 3, turn: turnAt(0, undefined) });
+  // two that ended before the kill (their step untrained): one by itself, one aborted (that one goes on)
+  for (const [id, stopReason] of [
+    ["s3-r2", "max_turns"],
+    ["s3-r3", "aborted"],
+  ] as const) {
+    first.hooks["rollout:start"]({ rolloutId: id, ...start });
+    const turn = turnAt(0, undefined);
+    first.hooks["turn:end"]({
+      rolloutId: id,
+      step: 3,
+      turn,
+      point: { state: {}, done: false, initialMessages: initial },
+    });
+    first.hooks["rollout:end"]({
+      trajectory: makeTrajectory({ id, step: 3, groupId: "3:ex", stopReason, turns: [turn] }),
+    });
+  }
+  first.writer.flush();
+  first.db.$client.close(); // kill -9: no rollout:end, no run:end
+
+  const second = new RunRecorder(
+    openStore(file),
+    { flushRows: 1, flushMs: 5 },
+    { name: "r", runDir: dir, resume: { startStep: 3, rollouts: true } },
+  );
+  expect(second.continued?.kept).toEqual(["s3-r0", "s3-r2", "s3-r3"]);
+  expect(second.recorded.get("s3-r2")?.stopReason).toBe("max_turns");
+  expect(second.recorded.get("s3-r3")?.stopReason).toBeUndefined();
+  const recorded = second.recorded.get("s3-r0");
+  expect(recorded?.stopReason).toBeUndefined();
+  expect(recorded).toMatchObject({ rolloutId: "s3-r0", step: 3, groupId: "3:ex", exampleId: "ex" });
+  expect(recorded!.initialMessages).toEqual(initial);
+  expect(recorded!.point).toEqual({ state: { turn: 3, snapshot: { id: "s3-r0-t3" } }, done: false });
+  expect(recorded!.turns).toHaveLength(4);
+  for (const [i, turn] of recorded!.turns.entries()) {
+    const want = turns[i]!;
+    expect(Array.from(turn.promptTokenIds)).toEqual(Array.from(want.promptTokenIds));
+    expect(Array.from(turn.completionTokenIds)).toEqual(Array.from(want.completionTokenIds));
+    expect(Array.from(turn.completionLogprobs)).toEqual(Array.from(want.completionLogprobs));
+    expect(turn.promptMessages).toEqual(want.promptMessages);
+    expect(turn).toMatchObject({
+      index: i,
+      completionText: want.completionText,
+      observation: want.observation,
+      policyVersion: want.policyVersion,
+      action: { text: want.completionText, command: `cmd ${i}` },
+    });
+  }
+  expect(recorded!.turns[1]!.scores).toEqual({ r2: 0.5 });
+  // turn 1 stored only its own 3 prompt ids after the 6 it shares with turn 0; turn 2 (no shared prefix) all
+  const bases = second.db.select({ base: turnResume.promptIdsBase }).from(turnResume).all();
+  expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6, 0, 0]);
+
+  // its step ends: kept (a kill while it trains resumes at step 3 again); its weights arrive: gone
+  second.hooks["step:end"]({
+    step: 3,
+    trajectories: [makeTrajectory({ id: "s3-r0", step: 3, turns: recorded!.turns })],
+    batch: { schemaVersion: SCHEMA_VERSION, step: 3, samples: [], metrics: {} },
+    metrics: {},
+    warnings: [],
+  });
+  second.writer.flush();
+  expect(second.db.select().from(turnResume).all()).toHaveLength(6);
+  second.hooks["weights:updated"]({ weights: { version: 3 }, metrics: {} });
+  second.writer.flush();
+  expect(second.db.select().from(turnResume).all()).toHaveLength(6);
+  second.hooks["weights:updated"]({ weights: { version: 4 }, metrics: {} });
+  second.writer.flush();
+  expect(second.db.select().from(turnResume).all()).toEqual([]);
+  second.close();
+});

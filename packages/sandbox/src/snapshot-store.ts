@@ -1,0 +1,133 @@
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { shellQuote } from "./shell.ts";
+import type { Sandbox, SnapshotHandle } from "./types.ts";
+
+/** Ids a store accepts: they name files. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+
+/**
+ * Why a snapshot cannot be restored: its files are gone (pruned, deleted by hand, another machine) or unreadable.
+ * A caller that resumes from it starts over instead (`code` is always "SNAPSHOT_UNAVAILABLE").
+ * @example try { await runtime.acquire(files, { rolloutId, restore }); } catch (e) { if (e instanceof SnapshotUnavailableError) ... }
+ */
+export class SnapshotUnavailableError extends Error {
+  readonly code = "SNAPSHOT_UNAVAILABLE" as const;
+  constructor(
+    readonly handle: SnapshotHandle,
+    reason: string,
+  ) {
+    super(`snapshot ${handle.id} (${handle.path}) cannot be restored: ${reason}`);
+  }
+}
+
+/**
+ * A directory of stored sandbox snapshots: each is its workspace (`<id>/`, a tree of reflinked or copied files, or
+ * `<id>.tar`) and its handle (`<id>.json`), written last, so a listed snapshot is complete. Any runtime saves into
+ * one (`Runtime.saveSnapshot`) and restores from a handle (`Runtime.acquire(files, { restore })`); a handle is
+ * plain JSON that another process (`rl --resume`) or, for tars, a runtime on another Docker host can use.
+ * @example
+ * const store = new SnapshotStore("outputs/run/snapshots");
+ * const handle = await runtime.saveSnapshot(box, store, "s0-r3-t4");
+ * await store.prune((h) => h.id.startsWith("s0-r3-"));
+ */
+export class SnapshotStore {
+  constructor(readonly dir: string) {}
+
+  /** Where the workspace of snapshot `id` goes (`format` "tree": a directory; "tar": a file). */
+  async place(id: string, format: SnapshotHandle["format"]): Promise<string> {
+    if (!ID.test(id))
+      throw new Error(`snapshot id ${JSON.stringify(id)}: letters, digits, '.', '_', '-' only`);
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const path = join(this.dir, format === "tar" ? `${id}.tar` : id);
+    await rm(path, { recursive: true, force: true });
+    return path;
+  }
+
+  /** Writes the handle of a workspace stored at `place(id, format)`: from now on it is listed. */
+  async commit(handle: Omit<SnapshotHandle, "bytes" | "createdAtMs">): Promise<SnapshotHandle> {
+    const full: SnapshotHandle = {
+      ...handle,
+      bytes: handle.format === "tar" ? (await stat(handle.path)).size : await treeBytes(handle.path),
+      createdAtMs: Date.now(),
+    };
+    const file = join(this.dir, `${handle.id}.json`);
+    await writeFile(`${file}.partial`, JSON.stringify(full));
+    await rename(`${file}.partial`, file);
+    return full;
+  }
+
+  /** The snapshots stored here (complete ones only), oldest first. */
+  async list(): Promise<SnapshotHandle[]> {
+    if (!existsSync(this.dir)) return [];
+    const out: SnapshotHandle[] = [];
+    for (const name of await readdir(this.dir)) {
+      if (!name.endsWith(".json")) continue;
+      const handle = await readFile(join(this.dir, name), "utf8")
+        .then((text) => JSON.parse(text) as SnapshotHandle)
+        .catch(() => undefined);
+      if (handle) out.push(handle);
+    }
+    return out.sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
+  }
+
+  /** Removes the snapshots whose handle `which` accepts (handle first: a half-removed one is never listed). */
+  async prune(which: (handle: SnapshotHandle) => boolean): Promise<string[]> {
+    const removed: string[] = [];
+    for (const handle of await this.list()) {
+      if (!which(handle)) continue;
+      await rm(join(this.dir, `${handle.id}.json`), { force: true });
+      await rm(handle.path, { recursive: true, force: true });
+      removed.push(handle.id);
+    }
+    return removed;
+  }
+}
+
+/** Checks that a handle's workspace is there before a runtime restores it. */
+export function assertRestorable(handle: SnapshotHandle): void {
+  if (!existsSync(handle.path)) throw new SnapshotUnavailableError(handle, "its files are gone");
+}
+
+/** A stored tar's bytes, or {@link SnapshotUnavailableError}. */
+export async function readSnapshotTar(handle: SnapshotHandle): Promise<Uint8Array> {
+  if (handle.format !== "tar")
+    throw new SnapshotUnavailableError(handle, "not a tar (a local tree snapshot)");
+  const bytes = await readFile(handle.path).catch((error: unknown) => {
+    throw new SnapshotUnavailableError(handle, String(error));
+  });
+  if (bytes.length !== handle.bytes)
+    throw new SnapshotUnavailableError(handle, `${bytes.length} bytes stored, ${handle.bytes} written`);
+  return bytes;
+}
+
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+/**
+ * Saves a workspace tar (`Sandbox.snapshot`) and the shell's directory `cwd` into `store` (the docker runtimes and
+ * the unsandboxed one): the tar lives on this machine, so any runtime, on any Docker host, restores it.
+ */
+export async function saveTarSnapshot(
+  sandbox: Sandbox,
+  cwd: string,
+  store: SnapshotStore,
+  id: string,
+): Promise<SnapshotHandle> {
+  const path = await store.place(id, "tar");
+  await writeFile(path, await sandbox.snapshot(), { mode: 0o600 });
+  return store.commit({ id, format: "tar", path, cwd });
+}
+
+/** Puts a restored sandbox's shell into the snapshot's directory (the workspace when that is gone). */
+export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<void> {
+  if (cwd === sandbox.workspace) return;
+  const out = await sandbox.exec(`cd -- ${shellQuote(cwd)} 2>/dev/null; true`, 30_000);
+  if (out.exitCode !== 0) throw new Error(`cannot enter ${cwd} in the restored sandbox: ${out.output}`);
+}
