@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killLiveChildren, procCpuMs, runWorker, trackChild } from "./proc.ts";
+import { killLiveChildren, procCpuMs, runBun, runWorker, trackChild } from "./proc.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-bench-proc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,6 +30,18 @@ describe("runWorker", () => {
   test("kills a worker that outlives its bound", async () => {
     const hang = script("hang.ts", "setInterval(() => {}, 1000);\n");
     await expect(runWorker(hang, {}, 300)).rejects.toThrow(/killed by SIGKILL/);
+  });
+});
+
+describe("runBun", () => {
+  test("interrupts a child with SIGINT first, so it can stop cleanly, and collects what it printed", async () => {
+    const stops = script(
+      "stops.ts",
+      'process.on("SIGINT", () => { console.log("stopped cleanly"); process.exit(0); });\nconsole.error("started");\nsetInterval(() => {}, 1000);\n',
+    );
+    const run = await runBun([stops], { cwd: dir, interruptMs: 500, killMs: 60_000 });
+    expect(run).toMatchObject({ stdout: "stopped cleanly\n", stderr: "started\n", code: 0, signal: null });
+    expect(run.wallS).toBeGreaterThan(0.4);
   });
 });
 
