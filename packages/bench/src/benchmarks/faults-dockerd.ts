@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
-import { checkStore, startRl, trainCheck } from "./faults-run.ts";
+import { runCounts, startRl } from "./faults-run.ts";
 import { comm, keepLogs, progressStep, REPO, removeRun, until } from "./faults-util.ts";
 
 /** The pid file scripts/ensure-docker writes when it starts the machine's dockerd. */
@@ -107,15 +107,11 @@ export async function dockerdRestartRun(
     const code = await run.exited;
     pids.stop();
     const left = await leftAfterExit(docker, runDir, pids.seen);
-    const store = checkStore(runDir, 8, code === 0 ? STEPS : undefined);
-    const trained = trainCheck(runDir, store.stepsWithSamples);
+    const { store, counts } = runCounts(runDir, code === 0 ? STEPS : undefined);
     const outcome: Outcome = {
       expected: code === 0,
       left,
-      lost: store.lost,
-      doubled: store.doubled,
-      trainedTwice: trained.twice,
-      untrained: trained.never,
+      ...counts,
       detail: `exit ${code}, engine down ${(downMs / 1000).toFixed(1)} s, ${store.failed} rollout(s) failed`,
     };
     if (code !== 0 || left.length > 0 || store.lost + store.doubled > 0)
