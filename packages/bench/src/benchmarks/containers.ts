@@ -4,10 +4,8 @@ import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";
 import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
-import { benchTaskFiles } from "../taskfiles.ts";
+import { BENCH_IMAGE, benchBox, benchTaskFiles } from "../taskfiles.ts";
 import type { BenchOptions } from "./pipeline.ts";
-
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
 
 /** The `air.run` label of every container this benchmark process creates. */
 export const BENCH_RUN_NAME = `air-bench-${process.pid}`;
@@ -33,20 +31,7 @@ async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
 }
 
 function runtime(docker: Docker, runName: string, poolSize: number): DockerRuntime {
-  return new DockerRuntime({
-    image: IMAGE,
-    user: "agent",
-    workspace: "/home/agent/workspace",
-    memoryMb: 1024,
-    cpus: 1,
-    pidsLimit: 256,
-    network: "none",
-    gpuIds: [],
-    poolSize,
-    runName,
-    timeoutMs: 60_000,
-    docker,
-  });
+  return new DockerRuntime({ ...benchBox(runName), gpuIds: [], poolSize, docker });
 }
 
 /** One `docker exec` per command, the way a runtime without a persistent shell would run it. */
@@ -74,12 +59,12 @@ async function checkDocker(docker: Docker): Promise<string> {
     }),
   ]);
   await docker
-    .getImage(IMAGE)
+    .getImage(BENCH_IMAGE)
     .inspect()
     .catch(() => {
-      throw new Error(`image ${IMAGE} missing (build it: bash scripts/build-test-image)`);
+      throw new Error(`image ${BENCH_IMAGE} missing (build it: bash scripts/build-test-image)`);
     });
-  return `docker ${version.Version} (${version.Os}/${version.Arch}), image ${IMAGE}`;
+  return `docker ${version.Version} (${version.Os}/${version.Arch}), image ${BENCH_IMAGE}`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
+import { engineAnswers } from "../dockerd.ts";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
 import { runCounts, startRl } from "./faults-run.ts";
 import { comm, keepLogs, progressStep, REPO, removeRun, until } from "./faults-util.ts";
@@ -17,15 +18,8 @@ export function mainDockerdPid(): number | undefined {
   return Number.isInteger(pid) && pid > 0 && comm(pid) === "dockerd" ? pid : undefined;
 }
 
-async function answers(docker: Docker): Promise<boolean> {
-  return await Promise.race([
-    docker.ping().then(
-      () => true,
-      () => false,
-    ),
-    Bun.sleep(3000).then(() => false),
-  ]);
-}
+/** Pings answered within 3 s: the restart loop polls often. */
+const answers = (docker: Docker) => engineAnswers(docker, 3000);
 
 /**
  * Starts the engine with scripts/ensure-docker (in a session of its own, so the dockerd it starts outlives this
