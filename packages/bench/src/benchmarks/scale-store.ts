@@ -9,15 +9,8 @@ import type { BenchOptions } from "./pipeline.ts";
 import { storeGoals, storeNotes, storeTables } from "./scale-store-report.ts";
 import type { ScaleStoreResult } from "./scale-store-result.ts";
 import { HUGE, LONG, MILLION } from "./scale-store-shapes.ts";
+import { getTimed } from "./store.ts";
 import { type Recorded, recordSteps } from "./store-record.ts";
-
-async function getTimed(url: string): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-  await res.arrayBuffer();
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return performance.now() - t0;
-}
 
 /** p-samples of each page, interleaved; a page slower than 2 s is sampled 3 times only. */
 async function timePages(dbPath: string, paths: Record<string, string>, n: number) {
@@ -26,13 +19,13 @@ async function timePages(dbPath: string, paths: Record<string, string>, n: numbe
   try {
     const slow = new Set<string>();
     for (const [label, p] of Object.entries(paths)) {
-      const ms = await getTimed(`${server.url}${p}`);
+      const ms = await getTimed(`${server.url}${p}`, 60_000);
       if (ms > 2000) slow.add(label);
     }
     for (let i = 0; i < n; i++) {
       for (const [label, p] of Object.entries(paths)) {
         if (slow.has(label) && i >= 3) continue;
-        out[label] = [...(out[label] ?? []), await getTimed(`${server.url}${p}`)];
+        out[label] = [...(out[label] ?? []), await getTimed(`${server.url}${p}`, 60_000)];
       }
     }
   } finally {
