@@ -3,7 +3,7 @@ import { DockerRuntime, removeContainersByLabel, type Sandbox } from "@air/sandb
 import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";
-import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
+import { fmt, fmtSpread, quantile, spread, spreadRow } from "../stats.ts";
 import { BENCH_IMAGE, benchBox, benchTaskFiles } from "../taskfiles.ts";
 import type { BenchOptions } from "./pipeline.ts";
 
@@ -238,23 +238,17 @@ function containersReport(
         title: "Workspace reset: warm (pooled container) vs cold (create + start + init + reset), paired",
         headers: ["measure", "n", "median (min–max) ms"],
         rows: [
-          [
+          spreadRow(
             "warm acquire: rename the staged workspace into place, `cd` the staged agent shell",
-            String(reset.warmMs.length),
-            fmtSpread(spread(reset.warmMs)),
-          ],
-          [
-            "cold acquire: create + start + root shell + bundle upload + reset",
-            String(reset.coldMs.length),
-            fmtSpread(spread(reset.coldMs)),
-          ],
-          ["warm ÷ cold (paired)", String(ratios.length), fmtSpread(spread(ratios))],
-          [
+            reset.warmMs,
+          ),
+          spreadRow("cold acquire: create + start + root shell + bundle upload + reset", reset.coldMs),
+          spreadRow("warm ÷ cold (paired)", ratios),
+          spreadRow(
             "release to pool (park: kill agent processes, stage the next workspace and agent shell)",
-            String(reset.parkMs.length),
-            fmtSpread(spread(reset.parkMs)),
-          ],
-          ["release cold (force remove)", String(reset.removeMs.length), fmtSpread(spread(reset.removeMs))],
+            reset.parkMs,
+          ),
+          spreadRow("release cold (force remove)", reset.removeMs),
         ],
       },
       {
