@@ -40,7 +40,11 @@ describe("formatting", () => {
     expect(fmtSpread({ median: 2.5, min: 2.5, max: 2.5, n: 1 })).toBe("2.50");
   });
   test("a series' row: label, sample count, median (min–max)", () => {
-    expect(spreadRow("warm ÷ cold", [0.03, 0.01, 0.02])).toEqual(["warm ÷ cold", "3", "0.0200 (0.0100–0.0300)"]);
+    expect(spreadRow("warm ÷ cold", [0.03, 0.01, 0.02])).toEqual([
+      "warm ÷ cold",
+      "3",
+      "0.0200 (0.0100–0.0300)",
+    ]);
     expect(spreadRow("once", [4])).toEqual(["once", "1", "4"]);
   });
 });
