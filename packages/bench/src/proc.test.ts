@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killLiveChildren, procCpuMs, runBun, runWorker, trackChild } from "./proc.ts";
+import { killLiveChildren, procCpuMs, runBun, runWorker, trackChild, watchRss } from "./proc.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-bench-proc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,6 +51,17 @@ describe("children", () => {
     expect(killLiveChildren()).toBe(1);
     await Promise.race([child.exited, Bun.sleep(10_000)]);
     expect(child.signalCode).toBe("SIGKILL");
+  });
+
+  test("watchRss: the peak covers memory held after the watch began and let go before it stopped", () => {
+    const rss = watchRss(10);
+    let held: Uint8Array | undefined = new Uint8Array(64 * 2 ** 20).fill(1);
+    const grown = process.memoryUsage.rss();
+    expect(held.length).toBe(64 * 2 ** 20);
+    held = undefined;
+    const peak = rss.stop();
+    expect(peak).toBeGreaterThanOrEqual(grown);
+    expect(peak - rss.base).toBeGreaterThan(32 * 2 ** 20);
   });
 
   test("procCpuMs reads this process's CPU time and NaN for a missing pid", () => {

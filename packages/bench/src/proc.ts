@@ -43,6 +43,27 @@ export function procCpuMs(pid: number): number {
   }
 }
 
+/**
+ * This process's RSS now (`base`) and its peak from now on, sampled every `everyMs` until `stop()`, which samples
+ * once more and returns the peak (bytes).
+ * @example const rss = watchRss(50); await work(); const peak = rss.stop(); // peak - rss.base: what work grew
+ */
+export function watchRss(everyMs: number): { base: number; stop(): number } {
+  const base = process.memoryUsage.rss();
+  let peak = base;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, everyMs);
+  return {
+    base,
+    stop: () => {
+      clearInterval(sampler);
+      peak = Math.max(peak, process.memoryUsage.rss());
+      return peak;
+    },
+  };
+}
+
 /** Stops a child: SIGTERM, then SIGKILL when it has not exited after `graceMs`. */
 export async function stopChild(child: Subprocess, graceMs = 3000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
