@@ -4,13 +4,17 @@ import type Docker from "dockerode";
 
 const REPO = resolve(import.meta.dir, "../../..");
 
-async function answers(docker: Docker): Promise<boolean> {
+/**
+ * Whether the engine answers a ping within `withinMs` (false for an error or no answer in time).
+ * @example if (!(await engineAnswers(docker))) startOne();
+ */
+export async function engineAnswers(docker: Docker, withinMs = 5000): Promise<boolean> {
   return await Promise.race([
     docker.ping().then(
       () => true,
       () => false,
     ),
-    Bun.sleep(5000).then(() => false),
+    Bun.sleep(withinMs).then(() => false),
   ]);
 }
 
@@ -37,7 +41,7 @@ export interface Engine {
  * @example const engine = await ensureEngine(new Docker()); try { … } finally { await engine.stop(); }
  */
 export async function ensureEngine(docker: Docker, timeoutS = 60): Promise<Engine> {
-  if (await answers(docker)) return { startedHere: false, stop: async () => {} };
+  if (await engineAnswers(docker)) return { startedHere: false, stop: async () => {} };
   const pidfile = `/tmp/air-bench-dockerd-${process.pid}.pid`;
   const child = Bun.spawn(["bash", "scripts/ensure-docker", String(timeoutS)], {
     cwd: REPO,
@@ -75,7 +79,7 @@ export async function ensureEngine(docker: Docker, timeoutS = 60): Promise<Engin
     }
     rmSync(pidfile, { force: true });
   };
-  if (code !== 0 || !(await answers(docker))) {
+  if (code !== 0 || !(await engineAnswers(docker))) {
     await stop();
     throw new Error(
       `no docker engine and scripts/ensure-docker failed (exit ${code}): ${(out + err).slice(-800)}`,

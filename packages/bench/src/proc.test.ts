@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { killLiveChildren, procCpuMs, runWorker, trackChild } from "./proc.ts";
+import { killLiveChildren, procCpuMs, runBun, runWorker, trackChild, watchRss } from "./proc.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-bench-proc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,12 +33,35 @@ describe("runWorker", () => {
   });
 });
 
+describe("runBun", () => {
+  test("interrupts a child with SIGINT first, so it can stop cleanly, and collects what it printed", async () => {
+    const stops = script(
+      "stops.ts",
+      'process.on("SIGINT", () => { console.log("stopped cleanly"); process.exit(0); });\nconsole.error("started");\nsetInterval(() => {}, 1000);\n',
+    );
+    const run = await runBun([stops], { cwd: dir, interruptMs: 500, killMs: 60_000 });
+    expect(run).toMatchObject({ stdout: "stopped cleanly\n", stderr: "started\n", code: 0, signal: null });
+    expect(run.wallS).toBeGreaterThan(0.4);
+  });
+});
+
 describe("children", () => {
   test("killLiveChildren stops tracked children that still run", async () => {
     const child = trackChild(Bun.spawn(["sleep", "30"], { stdout: "ignore", stderr: "ignore" }));
     expect(killLiveChildren()).toBe(1);
     await Promise.race([child.exited, Bun.sleep(10_000)]);
     expect(child.signalCode).toBe("SIGKILL");
+  });
+
+  test("watchRss: the peak covers memory held after the watch began and let go before it stopped", () => {
+    const rss = watchRss(10);
+    let held: Uint8Array | undefined = new Uint8Array(64 * 2 ** 20).fill(1);
+    const grown = process.memoryUsage.rss();
+    expect(held.length).toBe(64 * 2 ** 20);
+    held = undefined;
+    const peak = rss.stop();
+    expect(peak).toBeGreaterThanOrEqual(grown);
+    expect(peak - rss.base).toBeGreaterThan(32 * 2 ** 20);
   });
 
   test("procCpuMs reads this process's CPU time and NaN for a missing pid", () => {

@@ -43,6 +43,27 @@ export function procCpuMs(pid: number): number {
   }
 }
 
+/**
+ * This process's RSS now (`base`) and its peak from now on, sampled every `everyMs` until `stop()`, which samples
+ * once more and returns the peak (bytes).
+ * @example const rss = watchRss(50); await work(); const peak = rss.stop(); // peak - rss.base: what work grew
+ */
+export function watchRss(everyMs: number): { base: number; stop(): number } {
+  const base = process.memoryUsage.rss();
+  let peak = base;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, everyMs);
+  return {
+    base,
+    stop: () => {
+      clearInterval(sampler);
+      peak = Math.max(peak, process.memoryUsage.rss());
+      return peak;
+    },
+  };
+}
+
 /** Stops a child: SIGTERM, then SIGKILL when it has not exited after `graceMs`. */
 export async function stopChild(child: Subprocess, graceMs = 3000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -126,6 +147,53 @@ export async function spawnSimServer(
   }
 }
 
+/** What {@link runBun} saw of one child: its output, exit code (signal when killed) and wall time. */
+export interface BunRun {
+  stdout: string;
+  stderr: string;
+  code: number;
+  signal: NodeJS.Signals | number | null;
+  wallS: number;
+}
+
+/**
+ * Runs `bun <args>` to its end and collects its output: SIGINT after `interruptMs` (when set, so the child can
+ * stop cleanly), SIGKILL after `killMs`. A benchmark's child runs this way (quickstart, tree-learn, audit, workers).
+ * @example const run = await runBun(["packages/launcher/src/bin/rl.ts", config], { cwd: REPO, killMs: 600_000 });
+ */
+export async function runBun(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; interruptMs?: number; killMs: number },
+): Promise<BunRun> {
+  const t0 = performance.now();
+  const child = trackChild(
+    Bun.spawn(["bun", ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    }),
+  );
+  const interrupt =
+    options.interruptMs === undefined
+      ? undefined
+      : setTimeout(() => child.kill("SIGINT"), options.interruptMs);
+  const kill = setTimeout(() => child.kill("SIGKILL"), options.killMs);
+  try {
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
+    return { stdout, stderr, code, signal: child.signalCode, wallS: (performance.now() - t0) / 1000 };
+  } finally {
+    clearTimeout(interrupt);
+    clearTimeout(kill);
+    await stopChild(child, 1000);
+  }
+}
+
 /**
  * Runs `bun <script> '<input JSON>'` and parses the last stdout line as JSON; kills it after `timeoutMs`.
  * Each measurement runs in a fresh process so CPU time and RSS are its own.
@@ -137,31 +205,11 @@ export async function runWorker<T>(
   timeoutMs: number,
   env: Record<string, string> = {},
 ): Promise<T> {
-  const child = trackChild(
-    Bun.spawn(["bun", script, JSON.stringify(input)], {
-      env: { ...process.env, ...env },
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    }),
-  );
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  try {
-    const [out, err, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
-    if (code !== 0) {
-      const why = child.signalCode
-        ? `killed by ${child.signalCode} (timeout ${timeoutMs} ms)`
-        : `exit ${code}`;
-      throw new Error(`${script} failed (${why}): ${err.slice(-2000)}`);
-    }
-    const last = out.trim().split("\n").at(-1) ?? "";
-    return JSON.parse(last) as T;
-  } finally {
-    clearTimeout(timer);
-    await stopChild(child, 1000);
+  const run = await runBun([script, JSON.stringify(input)], { env, killMs: timeoutMs });
+  if (run.code !== 0) {
+    const why = run.signal ? `killed by ${run.signal} (timeout ${timeoutMs} ms)` : `exit ${run.code}`;
+    throw new Error(`${script} failed (${why}): ${run.stderr.slice(-2000)}`);
   }
+  const last = run.stdout.trim().split("\n").at(-1) ?? "";
+  return JSON.parse(last) as T;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fmt, fmtSpread, quantile, seededRandom, spread } from "./stats.ts";
+import { fmt, fmtSpread, quantile, seededRandom, spread, spreadRow } from "./stats.ts";
 
 describe("quantile", () => {
   test("interpolates between closest ranks", () => {
@@ -38,6 +38,14 @@ describe("formatting", () => {
     expect(fmtSpread({ median: 2.5, min: 1.25, max: 3.5, n: 3 })).toBe("2.50 (1.25–3.50)");
     expect(fmtSpread({ median: 2, min: 1, max: 3, n: 3 })).toBe("2 (1–3)");
     expect(fmtSpread({ median: 2.5, min: 2.5, max: 2.5, n: 1 })).toBe("2.50");
+  });
+  test("a series' row: label, sample count, median (min–max)", () => {
+    expect(spreadRow("warm ÷ cold", [0.03, 0.01, 0.02])).toEqual([
+      "warm ÷ cold",
+      "3",
+      "0.0200 (0.0100–0.0300)",
+    ]);
+    expect(spreadRow("once", [4])).toEqual(["once", "1", "4"]);
   });
 });
 

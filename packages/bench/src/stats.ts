@@ -61,5 +61,13 @@ export function fmtSpread(s: Spread, digits = 3): string {
   return `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
 }
 
+/**
+ * A table row of one measured series: its label, how many samples, and "median (min–max)".
+ * @example spreadRow("warm ÷ cold", [0.01, 0.02, 0.03]) // ["warm ÷ cold", "3", "0.02 (0.01–0.03)"]
+ */
+export function spreadRow(label: string, values: readonly number[]): string[] {
+  return [label, String(values.length), fmtSpread(spread(values))];
+}
+
 /** The repo's one seeded RNG (mulberry32), from `@air/core`. */
 export { seededRandom };

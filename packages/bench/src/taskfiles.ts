@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TaskFiles } from "@air/sandbox";
+import type { DockerHostsOptions, TaskFiles } from "@air/sandbox";
 
 /**
  * A small MLGym-style task bundle in a temp dir: a ~100 KB CSV and a baseline script in `workspace/`, an
@@ -19,4 +19,25 @@ export function benchTaskFiles(): TaskFiles {
   writeFileSync(join(dir, "workspace", "baseline.py"), "print('baseline')\n");
   writeFileSync(join(dir, "evaluation", "evaluate.py"), "import json\nprint(json.dumps({'Score': 0.5}))\n");
   return { key: `bench-${Date.now().toString(36)}`, dir, readOnly: ["data"] };
+}
+
+/** The image the container benchmarks run `benchTaskFiles` in (`AIR_TEST_IMAGE` to change it). */
+export const BENCH_IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
+
+/**
+ * The sandbox every container benchmark measures: the test image as `agent`, 1 CPU, 1 GiB, 256 pids, no network.
+ * @example new DockerRuntime({ ...benchBox(runName), docker, gpuIds: [], poolSize: 2 })
+ */
+export function benchBox(runName: string): DockerHostsOptions["base"] {
+  return {
+    image: BENCH_IMAGE,
+    user: "agent",
+    workspace: "/home/agent/workspace",
+    memoryMb: 1024,
+    cpus: 1,
+    pidsLimit: 256,
+    network: "none",
+    runName,
+    timeoutMs: 60_000,
+  };
 }

@@ -197,6 +197,18 @@ describe("PluginHost", () => {
     await host.shutdown({ status: "completed", unsettled: [] });
   });
 
+  test("a host given only some sections creates what it is handed; creating the run's parts names the missing one", async () => {
+    const j = journal();
+    const loaded = await loadConfig(await config("partial"), { registry: registry(j) });
+    const { trainer: _trainer, ...plugins } = loaded.plugins;
+    const host = new PluginHost({ ...loaded, plugins }, { sink: () => {} });
+    const env = await host.create(loaded.plugins.env);
+    expect(env).toBeDefined();
+    expect(j.contexts.has("mem-env")).toBe(true);
+    await expect(host.createRunParts()).rejects.toThrow("the plugin host was given no [trainer] section");
+    await host.shutdown({ status: "completed", unsettled: [] });
+  });
+
   test("closes in reverse order of creation, one at a time, run:end before the loggers close", async () => {
     const j = journal();
     const summary = await startRun(await loadConfig(await config("order"), { registry: registry(j) }), {

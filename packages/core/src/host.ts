@@ -1,13 +1,22 @@
 import { mkdirSync } from "node:fs";
 import type { z } from "zod";
 import type { ResolvedConfig, ResolvedPlugin } from "./config/load.ts";
-import { wrapError } from "./errors.ts";
+import { AirError, wrapError } from "./errors.ts";
 import { EventBus, type EventHandlers, type EventName, type EventPayload, type LogLevel } from "./events.ts";
 import { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
 import type { RecordedRollout } from "./loop/resume.ts";
 import type { RewardEntry } from "./loop/rewards.ts";
 import { PendingWork } from "./pending.ts";
 import type { PluginBase, PluginContext, PluginInstances, PluginKind } from "./plugin.ts";
+
+/**
+ * What the host reads of a run's config. The plugin sections are optional: a host that only creates what it is
+ * handed (`create`: replay's env) needs none; `createRunParts` and `createRolloutParts` name a missing one.
+ */
+export type HostConfig<E extends Record<string, z.ZodType> = Record<never, z.ZodType>> = Omit<
+  ResolvedConfig<E>,
+  "plugins"
+> & { plugins: Partial<ResolvedConfig["plugins"]> };
 
 /**
  * What the caller (the launcher) tells every plugin besides the config: see `PluginContext`. `audit` is the
@@ -67,7 +76,7 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
   private readonly detach: () => void;
 
   constructor(
-    readonly config: ResolvedConfig<E>,
+    readonly config: HostConfig<E>,
     private readonly options: PluginHostOptions = {},
   ) {
     const outer = options.signal;
@@ -146,7 +155,7 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
 
   /** Creates the `[[logger]]` plugins; call first, so they see everything that follows. */
   async createLoggers(): Promise<void> {
-    for (const l of this.config.plugins.loggers) await this.create(l);
+    for (const l of this.config.plugins.loggers ?? []) await this.create(l);
   }
 
   /** Extra handlers that are not plugins (e.g. the launcher's progress view), labelled as given. */
@@ -156,38 +165,44 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
 
   /** Creates env, policy and the reward entries: what rollouts need (eval, audit). */
   async createRolloutParts(): Promise<Pick<HostedParts, "env" | "policy" | "rewards" | "names">> {
-    const { plugins } = this.config;
-    const env = await this.create(plugins.env);
-    const policy = await this.create(plugins.policy);
+    const env = await this.create(this.section("env"));
+    const policy = await this.create(this.section("policy"));
     return { env, policy, rewards: await this.createRewards(), names: this.names() };
   }
 
   /** Creates every plugin a training run needs, in a fixed order: env, policy, trainer, advantage, strategy, rewards. */
   async createRunParts(): Promise<HostedParts> {
-    const { plugins } = this.config;
-    const env = await this.create(plugins.env);
-    const policy = await this.create(plugins.policy);
-    const trainer = await this.create(plugins.trainer);
-    const advantage = await this.create(plugins.advantage);
-    const strategy = await this.create(plugins.strategy);
+    const env = await this.create(this.section("env"));
+    const policy = await this.create(this.section("policy"));
+    const trainer = await this.create(this.section("trainer"));
+    const advantage = await this.create(this.section("advantage"));
+    const strategy = await this.create(this.section("strategy"));
     const rewards = await this.createRewards();
     return { env, policy, trainer, advantage, strategy, rewards, names: this.names() };
   }
 
   private async createRewards(): Promise<RewardEntry[]> {
     const rewards: RewardEntry[] = [];
-    for (const r of this.config.plugins.rewards)
+    for (const r of this.config.plugins.rewards ?? [])
       rewards.push({ name: r.name, weight: r.weight, fn: await this.create(r, r.name) });
     return rewards;
   }
 
   private names(): HostedParts["names"] {
-    const { plugins } = this.config;
     return {
-      env: plugins.env.definition.name,
-      policy: plugins.policy.definition.name,
-      trainer: plugins.trainer.definition.name,
+      env: this.section("env").definition.name,
+      policy: this.section("policy").definition.name,
+      trainer: this.section("trainer").definition.name,
     };
+  }
+
+  /** The config's `[kind]` section; an error naming it when this host was given none. */
+  private section<K extends "env" | "policy" | "trainer" | "advantage" | "strategy">(
+    kind: K,
+  ): ResolvedConfig["plugins"][K] {
+    const p = this.config.plugins[kind];
+    if (!p) throw new AirError("CONFIG_INVALID", `the plugin host was given no [${kind}] section`);
+    return p;
   }
 
   /** Emits an event; every handler runs labelled and bounded by `hook_ms`, a failing one is logged. */

@@ -23,7 +23,13 @@ export {
   type HandlerRunner,
   type LogLevel,
 } from "./events.ts";
-export { type HostContext, type HostedParts, PluginHost, type PluginHostOptions } from "./host.ts";
+export {
+  type HostConfig,
+  type HostContext,
+  type HostedParts,
+  PluginHost,
+  type PluginHostOptions,
+} from "./host.ts";
 export * from "./launch-hooks.ts";
 export { createLogger, type Logger, type LogSink, stderrSink } from "./log.ts";
 export { type AttemptDeps, type AttemptInput, attemptDeps, rolloutWithRetries } from "./loop/attempt.ts";

@@ -277,8 +277,10 @@ describe("docker runtime specifics", () => {
     const example = await exampleOf(env, "apartmentRent");
     const session = await env.open(example, { rolloutId: "doomed", signal: new AbortController().signal });
     const [victim] = (await runContainers(runLabel)).filter((c) => c.State === "running");
-    expect((await session.step({ text: "", command: "echo before" })).observation).toStartWith("before");
-    const mine = (session as unknown as { sandbox: { container: Docker.Container } }).sandbox.container;
+    const before = (await session.step({ text: "", command: "echo before; cat /etc/hostname" })).observation;
+    expect(before).toStartWith("before");
+    // Docker names a container's host after its short id (the runtime sets no hostname): this session's container.
+    const mine = docker.getContainer(before.match(/^[0-9a-f]{12}$/m)?.[0] ?? "no hostname in the output");
     await mine.kill();
     let failure: unknown;
     try {

@@ -133,6 +133,21 @@ describe("rl validate (real child process)", () => {
     expect(harbor.stderr).toContain("noSuchTask: no such task folder");
   }, 60_000);
 
+  test("rl, eval and audit print their usage: exit 0 for --help and -h, 2 without arguments", () => {
+    for (const bin of [RL_ENTRY, join(RL_ENTRY, "..", "eval.ts"), join(RL_ENTRY, "..", "audit.ts")]) {
+      const run = (args: string[]) =>
+        spawnSync(process.execPath, [bin, ...args], { cwd: tmpdir(), encoding: "utf8", timeout: 60_000 });
+      for (const flag of ["--help", "-h"]) {
+        const help = run([flag]);
+        expect({ bin, code: help.status }).toEqual({ bin, code: 0 });
+        expect(help.stdout).toContain("usage");
+      }
+      const bare = run([]);
+      expect({ bin, code: bare.status }).toEqual({ bin, code: 2 });
+      expect(bare.stdout).toContain("usage");
+    }
+  }, 120_000);
+
   test("usage errors exit 2", () => {
     expect(rl(["validate"]).code).toBe(2);
     expect(rl(["clean"]).code).toBe(2);

@@ -10,6 +10,20 @@ import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 export { EXIT };
 
 /**
+ * A command line that asks for its usage: no first argument, `--help` or `-h`.
+ * @example if (helpAsked(argv[0])) return printUsage(USAGE, argv[0]);
+ */
+export function helpAsked(first: string | undefined): first is undefined | "--help" | "-h" {
+  return !first || first === "--help" || first === "-h";
+}
+
+/** Prints `usage`; the exit code: 0 when asked for (`--help`), 2 when the arguments were missing. */
+export function printUsage(usage: string, first: string | undefined): number {
+  process.stdout.write(`${usage}\n`);
+  return first ? EXIT.ok : EXIT.badInput;
+}
+
+/**
  * Loads and validates a config with every built-in plugin and the launcher's own sections, and plans the run once
  * (`planRun`): returns the plan's config, the derived values filled in (`planOf` gives its plan).
  */

@@ -30,7 +30,7 @@ afterEach(() => {
   current = {};
 });
 
-const child = (role: string) => ({ spec: { role, argv: ["x"] } }) as unknown as Supervised;
+const child = (role: string): Pick<Supervised, "spec"> => ({ spec: { role, argv: ["x"] } });
 
 describe("trainer restart logic", () => {
   test("the budget restarts only the trainer, at most max_restarts times over the run", () => {

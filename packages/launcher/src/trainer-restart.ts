@@ -22,14 +22,14 @@ export class RestartBudget {
   }
 
   /** True (and one restart used) when `child` is the trainer and the budget has one left. */
-  take(child: Supervised): boolean {
+  take(child: Pick<Supervised, "spec">): boolean {
     if (child.spec.role !== "trainer" || this.used >= this.max) return false;
     this.used++;
     return true;
   }
 
   /** The run's error once the budget is spent (or for a child that is never restarted). */
-  failure(child: Supervised, reason: string): string {
+  failure(child: Pick<Supervised, "spec">, reason: string): string {
     if (child.spec.role !== "trainer" || this.max === 0) return reason;
     return `${reason}\n(the trainer was restarted ${this.used} time(s); [trainer_process] max_restarts = ${this.max})`;
   }

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createLogger } from "@air/core";
 import { WandbClient } from "./client.ts";
-import sdkCapture from "./fixtures/sdk-0.5.1-requests.json";
 import { OnlineSink } from "./online.ts";
 import { type FakeWandb, fakeWandb } from "./test-server.ts";
 
@@ -35,7 +36,11 @@ function sink(baseUrl: string, entity = "", attempts = 3) {
 
 const squash = (s: string) => s.replace(/\s+/g, "");
 type Body = Record<string, unknown>;
-const sdk = sdkCapture.requests as unknown as Array<{ method: string; path: string; body: Body }>;
+const sdk = (
+  JSON.parse(readFileSync(join(import.meta.dir, "fixtures", "sdk-0.5.1-requests.json"), "utf8")) as {
+    requests: Array<{ method: string; path: string; body: Body }>;
+  }
+).requests;
 
 describe("online sink, against the requests the official JS SDK sends", () => {
   test("same operations, queries, paths, auth and file-stream bodies as @wandb/sdk 0.5.1 for the same run", async () => {

@@ -26,7 +26,7 @@ describe("jsonl logger", () => {
     expect(count("turn:end")).toBe(48);
     expect(count("weights:updated")).toBe(2);
     expect(events.at(-1)!.event).toBe("run:end");
-    const step = events.find((e) => e.event === "step:end")! as unknown as {
+    const step = JSON.parse(lines[events.findIndex((e) => e.event === "step:end")] ?? "{}") as {
       batch: { sampleCount: number; samples?: unknown };
       metrics: Record<string, number>;
     };

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { EventPayload, Trajectory } from "@air/core";
+import { makeTrajectory } from "@air/core/testing";
 import { createProgressView } from "./progress.ts";
 
-const trajectory = (step: number, reward: number, error?: string) =>
-  ({ step, reward, error, stopReason: error ? "failed" : "done", turns: [] }) as unknown as Trajectory;
+const trajectory = (step: number, reward: number, error?: string): Trajectory =>
+  makeTrajectory({ step, reward, error, stopReason: error ? "failed" : "done", turns: [] });
 
 function stepEnd(step: number, rewards: number[]): EventPayload<"step:end"> {
   return {

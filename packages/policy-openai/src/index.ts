@@ -8,6 +8,7 @@ export {
   openaiPolicyConfig,
 } from "./config.ts";
 export { detectServer } from "./detect.ts";
+export type { PolicyEnvironment } from "./environment.ts";
 export { type HistoryOptions, processHistory } from "./history.ts";
 export { kindRequestFields, type ServerInfo, type ServerKind } from "./kinds.ts";
 export { tinyGguf, writeTinyGguf } from "./llama/gguf.ts";
@@ -15,7 +16,7 @@ export { formatErrorMessage, parseAction } from "./parse/action.ts";
 export { type CommandSegment, splitCommands } from "./parse/shell.ts";
 export { stripThink } from "./parse/think.ts";
 export { default } from "./plugin.ts";
-export { OpenAIPolicy, type PolicyEnvironment } from "./policy.ts";
+export { OpenAIPolicy } from "./policy.ts";
 export { type PoolMember, ServerPool } from "./pool.ts";
 export { probeServer } from "./probe.ts";
 export type { PolicyStats } from "./stats.ts";

@@ -4,7 +4,6 @@ import {
   errorMessage,
   type GenerateRequest,
   type Generation,
-  type Logger,
   type Message,
   type Policy,
   type WeightsRef,
@@ -14,6 +13,7 @@ import { isContextLengthError } from "./completion.ts";
 import { adminUrls, baseUrls, type OpenAIPolicyConfig } from "./config.ts";
 import { fitWindow } from "./context-window.ts";
 import { detectServer } from "./detect.ts";
+import type { PolicyEnvironment } from "./environment.ts";
 import { RequestGate } from "./gate.ts";
 import { processHistory } from "./history.ts";
 import type { ServerInfo } from "./kinds.ts";
@@ -27,18 +27,6 @@ import { type ChatBody, InferenceServer } from "./server.ts";
 import type { PolicyStats } from "./stats.ts";
 import { type TokenizeDeps, tokenizeMessages } from "./tokenize-calls.ts";
 import { WeightSync } from "./weight-sync.ts";
-
-/** What the policy needs from the run besides its config. */
-export interface PolicyEnvironment {
-  modelName: string;
-  /** `[model] max_model_len` of the run, used when the policy section sets none. */
-  maxModelLen?: number;
-  log: Logger;
-  /** Aborts weight updates and model lookups when the run stops. */
-  signal: AbortSignal;
-  /** An evaluation: generations never need token ids or logprobs (only the text). */
-  evaluationOnly?: boolean;
-}
 
 /**
  * A policy served by one or several OpenAI-compatible servers (vLLM, prime-rl's server, the tiny server).

@@ -1,7 +1,7 @@
 import { AirError, type WeightsRef } from "@air/core";
 import { loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
+import type { PolicyEnvironment } from "./environment.ts";
 import { requestModel, type ServerKind } from "./kinds.ts";
-import type { PolicyEnvironment } from "./policy.ts";
 import type { PoolMember, ServerPool } from "./pool.ts";
 import { loadWeights, unloadAdapter } from "./weights.ts";
 

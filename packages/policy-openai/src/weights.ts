@@ -1,7 +1,7 @@
 import { AirError, errorMessage, type WeightsRef } from "@air/core";
 import { loraRoutes, type OpenAIPolicyConfig } from "./config.ts";
+import type { PolicyEnvironment } from "./environment.ts";
 import type { ServerKind } from "./kinds.ts";
-import type { PolicyEnvironment } from "./policy.ts";
 import { isTransient, statusOf, withRetries } from "./retry.ts";
 import type { InferenceServer } from "./server.ts";
 

@@ -4,10 +4,10 @@ import {
   AirError,
   createLogger,
   errorMessage,
+  type HostConfig,
   type LogSink,
   PluginHost,
   type PluginRegistry,
-  type ResolvedConfig,
   rootSchema,
   Semaphore,
 } from "@air/core";
@@ -102,13 +102,13 @@ export async function replayTrajectory(
     );
   const root = savedRoot.data;
   // Only the env is created from this config (`host.create`); its other plugins are never resolved or made.
-  const config = {
+  const config: HostConfig = {
     file: saved.file,
     dir: configDir,
     runDir: replayDir,
     root: { ...root, run: { ...root.run, name: `${root.run.name}-replay` } },
-    plugins: { rewards: [], loggers: [] },
-  } as unknown as ResolvedConfig;
+    plugins: {},
+  };
   const host = new PluginHost(config, {
     sink: options.sink,
     signal: options.signal,

@@ -193,7 +193,7 @@ test("trajectory pages in Chromium: turns, validation chart, filters, compare, e
   expect(await page.locator("pre.observation").first().textContent()).toContain(
     "<script>window.__xss = 1</script>",
   );
-  expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  expect(await page.evaluate(() => (window as Window & { __xss?: number }).__xss)).toBeUndefined();
   await page.screenshot({ path: join(OUTPUT, "viz-trajectory.png"), fullPage: true });
 
   await page.check("#only-scored");

@@ -11,7 +11,7 @@ interface AirFormat {
 /** The browser script, run here as the page runs it (it sets globalThis.AirFormat). */
 function load(): AirFormat {
   new Function(readFileSync(join(import.meta.dir, "static", "format.js"), "utf8"))();
-  return (globalThis as unknown as { AirFormat: AirFormat }).AirFormat;
+  return (globalThis as typeof globalThis & { AirFormat: AirFormat }).AirFormat;
 }
 const F = load();
 

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { trackChild } from "../proc.ts";
+import { runBun } from "../proc.ts";
 import type { BenchReport } from "../report.ts";
 import { fmt, fmtSpread, spread } from "../stats.ts";
 import { guardTimes } from "./guard-time.ts";
@@ -87,30 +87,16 @@ async function runOnce(set: string, root: string, tasks: string[]): Promise<Audi
   const out = mkdtempSync(join(tmpdir(), "air-bench-audit-"));
   const file = join(out, "audit.toml");
   writeFileSync(file, config(root, tasks, out));
-  const t0 = performance.now();
-  const child = trackChild(
-    Bun.spawn(["bun", "packages/launcher/src/bin/audit.ts", file, "--repeats", String(REPEATS)], {
-      cwd: REPO,
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    }),
-  );
-  const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
   try {
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
-    const wallS = (performance.now() - t0) / 1000;
+    const { stdout, stderr, code, wallS } = await runBun(
+      ["packages/launcher/src/bin/audit.ts", file, "--repeats", String(REPEATS)],
+      { cwd: REPO, killMs: TIMEOUT_MS },
+    );
     const json = join(out, "bench-audit", "audit.json");
     if (!existsSync(json))
       throw new Error(`the audit exited ${code} without audit.json: ${(stderr || stdout).slice(-800)}`);
     return { set, code, wallS, report: JSON.parse(readFileSync(json, "utf8")) as AuditJson };
   } finally {
-    clearTimeout(kill);
-    if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(out, { recursive: true, force: true });
   }
 }

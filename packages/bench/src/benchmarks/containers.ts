@@ -3,11 +3,9 @@ import { DockerRuntime, removeContainersByLabel, type Sandbox } from "@air/sandb
 import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";
-import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
-import { benchTaskFiles } from "../taskfiles.ts";
+import { fmt, fmtSpread, quantile, spread, spreadRow } from "../stats.ts";
+import { BENCH_IMAGE, benchBox, benchTaskFiles } from "../taskfiles.ts";
 import type { BenchOptions } from "./pipeline.ts";
-
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
 
 /** The `air.run` label of every container this benchmark process creates. */
 export const BENCH_RUN_NAME = `air-bench-${process.pid}`;
@@ -33,20 +31,7 @@ async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
 }
 
 function runtime(docker: Docker, runName: string, poolSize: number): DockerRuntime {
-  return new DockerRuntime({
-    image: IMAGE,
-    user: "agent",
-    workspace: "/home/agent/workspace",
-    memoryMb: 1024,
-    cpus: 1,
-    pidsLimit: 256,
-    network: "none",
-    gpuIds: [],
-    poolSize,
-    runName,
-    timeoutMs: 60_000,
-    docker,
-  });
+  return new DockerRuntime({ ...benchBox(runName), gpuIds: [], poolSize, docker });
 }
 
 /** One `docker exec` per command, the way a runtime without a persistent shell would run it. */
@@ -74,12 +59,12 @@ async function checkDocker(docker: Docker): Promise<string> {
     }),
   ]);
   await docker
-    .getImage(IMAGE)
+    .getImage(BENCH_IMAGE)
     .inspect()
     .catch(() => {
-      throw new Error(`image ${IMAGE} missing (build it: bash scripts/build-test-image)`);
+      throw new Error(`image ${BENCH_IMAGE} missing (build it: bash scripts/build-test-image)`);
     });
-  return `docker ${version.Version} (${version.Os}/${version.Arch}), image ${IMAGE}`;
+  return `docker ${version.Version} (${version.Os}/${version.Arch}), image ${BENCH_IMAGE}`;
 }
 
 /**
@@ -127,7 +112,9 @@ async function measureRoundTrip(
   const shellTrue: number[] = [];
   const shellProgram: number[] = [];
   const execTrue: number[] = [];
-  const containerId = (box as unknown as { container: Docker.Container }).container.id;
+  // Docker names a container's host after its short id (the runtime sets no hostname): the id for a raw exec.
+  const containerId = (await box.exec("cat /etc/hostname", 10_000)).output.trim();
+  if (!/^[0-9a-f]{12}$/.test(containerId)) throw new Error(`no container id as the hostname: ${containerId}`);
   for (let i = 0; i < 20; i++) await box.exec("true", 10_000);
   for (let i = 0; i < n; i++) {
     shellTrue.push((await timed(() => box.exec("true", 10_000)))[0]);
@@ -251,23 +238,17 @@ function containersReport(
         title: "Workspace reset: warm (pooled container) vs cold (create + start + init + reset), paired",
         headers: ["measure", "n", "median (min–max) ms"],
         rows: [
-          [
+          spreadRow(
             "warm acquire: rename the staged workspace into place, `cd` the staged agent shell",
-            String(reset.warmMs.length),
-            fmtSpread(spread(reset.warmMs)),
-          ],
-          [
-            "cold acquire: create + start + root shell + bundle upload + reset",
-            String(reset.coldMs.length),
-            fmtSpread(spread(reset.coldMs)),
-          ],
-          ["warm ÷ cold (paired)", String(ratios.length), fmtSpread(spread(ratios))],
-          [
+            reset.warmMs,
+          ),
+          spreadRow("cold acquire: create + start + root shell + bundle upload + reset", reset.coldMs),
+          spreadRow("warm ÷ cold (paired)", ratios),
+          spreadRow(
             "release to pool (park: kill agent processes, stage the next workspace and agent shell)",
-            String(reset.parkMs.length),
-            fmtSpread(spread(reset.parkMs)),
-          ],
-          ["release cold (force remove)", String(reset.removeMs.length), fmtSpread(spread(reset.removeMs))],
+            reset.parkMs,
+          ),
+          spreadRow("release cold (force remove)", reset.removeMs),
         ],
       },
       {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
-import { checkStore, startRl, trainCheck } from "./faults-run.ts";
+import { checkStore, runCounts, startRl } from "./faults-run.ts";
 import { keepLogs, progressStep, REPO, RL } from "./faults-util.ts";
 
 /** Size of the tmpfs the run writes into: full after two or three quickstart steps (~2 MiB each). */
@@ -57,16 +57,12 @@ export async function diskFullRun(): Promise<Outcome> {
     const resumeCode = await resumed.exited;
     pids2.stop();
     left.push(...(await leftAfterExit(undefined, runDir, pids2.seen)));
-    const store = checkStore(runDir, 8, RESUMED_STEPS);
-    const trained = trainCheck(runDir, store.stepsWithSamples);
+    const { store, counts } = runCounts(runDir, RESUMED_STEPS);
     const expected = code === 1 && named && readable === "ok" && resumeCode === 0 && store.runs === 1;
     const outcome: Outcome = {
       expected,
       left,
-      lost: store.lost,
-      doubled: store.doubled,
-      trainedTwice: trained.twice,
-      untrained: trained.never,
+      ...counts,
       detail:
         `full: exit ${code}${named ? ", message names the full disk" : ", no full-disk message"}, store ${readable}, ` +
         `progress at step ${failedAt ?? "none"}; --resume: exit ${resumeCode}, ${store.runs} store run(s)`,

@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
+import { engineAnswers } from "../dockerd.ts";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
-import { checkStore, startRl, trainCheck } from "./faults-run.ts";
+import { runCounts, startRl } from "./faults-run.ts";
 import { comm, keepLogs, progressStep, REPO, removeRun, until } from "./faults-util.ts";
 
 /** The pid file scripts/ensure-docker writes when it starts the machine's dockerd. */
@@ -17,15 +18,8 @@ export function mainDockerdPid(): number | undefined {
   return Number.isInteger(pid) && pid > 0 && comm(pid) === "dockerd" ? pid : undefined;
 }
 
-async function answers(docker: Docker): Promise<boolean> {
-  return await Promise.race([
-    docker.ping().then(
-      () => true,
-      () => false,
-    ),
-    Bun.sleep(3000).then(() => false),
-  ]);
-}
+/** Pings answered within 3 s: the restart loop polls often. */
+const answers = (docker: Docker) => engineAnswers(docker, 3000);
 
 /**
  * Starts the engine with scripts/ensure-docker (in a session of its own, so the dockerd it starts outlives this
@@ -107,15 +101,11 @@ export async function dockerdRestartRun(
     const code = await run.exited;
     pids.stop();
     const left = await leftAfterExit(docker, runDir, pids.seen);
-    const store = checkStore(runDir, 8, code === 0 ? STEPS : undefined);
-    const trained = trainCheck(runDir, store.stepsWithSamples);
+    const { store, counts } = runCounts(runDir, code === 0 ? STEPS : undefined);
     const outcome: Outcome = {
       expected: code === 0,
       left,
-      lost: store.lost,
-      doubled: store.doubled,
-      trainedTwice: trained.twice,
-      untrained: trained.never,
+      ...counts,
       detail: `exit ${code}, engine down ${(downMs / 1000).toFixed(1)} s, ${store.failed} rollout(s) failed`,
     };
     if (code !== 0 || left.length > 0 || store.lost + store.doubled > 0)

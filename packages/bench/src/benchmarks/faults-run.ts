@@ -154,3 +154,25 @@ export function trainCheck(runDir: string, stepsWithSamples: number): { twice: n
   for (let s = 1; s <= stepsWithSamples; s++) if (!once.has(s)) never++;
   return { twice: trained.length - once.size, never };
 }
+
+/**
+ * A fault's run checked on both sides, as an outcome row counts it: the store (rollouts lost or recorded twice)
+ * and the trainer (steps trained twice or never); `store` for the rest of the row.
+ * @example const { store, counts } = runCounts(runDir, 6); const outcome = { expected, left, ...counts, detail };
+ */
+export function runCounts(
+  runDir: string,
+  steps?: number,
+): { store: StoreCheck; counts: { lost: number; doubled: number; trainedTwice: number; untrained: number } } {
+  const store = checkStore(runDir, 8, steps);
+  const trained = trainCheck(runDir, store.stepsWithSamples);
+  return {
+    store,
+    counts: {
+      lost: store.lost,
+      doubled: store.doubled,
+      trainedTwice: trained.twice,
+      untrained: trained.never,
+    },
+  };
+}

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { leftAfterExit, type Outcome, watchPids } from "./faults-rows.ts";
-import { checkStore, startRl, trainCheck } from "./faults-run.ts";
+import { runCounts, startRl } from "./faults-run.ts";
 import { keepLogs, progressStep, readPidFile, removeRun, until } from "./faults-util.ts";
 
 const STEPS = 8;
@@ -54,16 +54,12 @@ export async function trainerCrashRun(
     const restarts = text.match(/restarting the trainer \(restart \d+ of \d+\)/g)?.length ?? 0;
     let outcome: Outcome;
     if (withinBound) {
-      const store = checkStore(runDir, 8, STEPS);
-      const trained = trainCheck(runDir, store.stepsWithSamples);
+      const { counts } = runCounts(runDir, STEPS);
       const expected = code === 0 && killed.length === kills && restarts === kills;
       outcome = {
         expected,
         left,
-        lost: store.lost,
-        doubled: store.doubled,
-        trainedTwice: trained.twice,
-        untrained: trained.never,
+        ...counts,
         detail: `exit ${code}, ${killed.length} kill(s), ${restarts} restart(s)`,
       };
     } else {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { outcomeRow } from "./faults-rows.ts";
-import { checkStore, trainCheck } from "./faults-run.ts";
+import { checkStore, runCounts, trainCheck } from "./faults-run.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -66,6 +66,20 @@ describe("fault bench: what counts as lost, doubled, trained twice", () => {
     const rows = [1, 2, 2, 4].map((step) => JSON.stringify({ step })).join("\n");
     writeFileSync(join(dir, "prime-rl", "metrics.jsonl"), `${rows}\n`);
     expect(trainCheck(dir, 4)).toEqual({ twice: 1, never: 1 });
+  });
+
+  test("an outcome's counts: the store's lost and doubled (batches of 8), the trainer's twice and never", () => {
+    const ids = (step: number, n: number) =>
+      Array.from({ length: n }, (_, i): [number, string, boolean] => [step, `${step}-${i}`, false]);
+    const dir = runDir([...ids(0, 8), ...ids(1, 7)]);
+    mkdirSync(join(dir, "prime-rl"));
+    writeFileSync(
+      join(dir, "prime-rl", "metrics.jsonl"),
+      `${JSON.stringify({ step: 1 })}\n${JSON.stringify({ step: 1 })}\n`,
+    );
+    const { store, counts } = runCounts(dir, 2);
+    expect(counts).toEqual({ lost: 1, doubled: 0, trainedTwice: 1, untrained: 1 });
+    expect(store.stepsWithSamples).toBe(2);
   });
 
   test("a row sums what its runs left and lost, and counts the runs that ended as the goal says", () => {

@@ -11,10 +11,9 @@ import Docker from "dockerode";
 import { ensureEngine } from "../dockerd.ts";
 import type { BenchReport } from "../report.ts";
 import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
-import { benchTaskFiles } from "../taskfiles.ts";
+import { BENCH_IMAGE, benchBox, benchTaskFiles } from "../taskfiles.ts";
 import type { BenchOptions } from "./pipeline.ts";
 
-const IMAGE = process.env.AIR_TEST_IMAGE ?? "air-mlgym-test:latest";
 const MAIN = process.env.DOCKER_HOST ?? "unix:///var/run/docker.sock";
 /** Sandboxes per host: the limit a real host's GPUs/CPUs put on task containers. */
 const PER_HOST = 4;
@@ -25,17 +24,7 @@ const EPISODE = ["sleep 1", "ls -la"];
 
 function hostsRuntime(specs: DockerHostSpec[], runName: string, probeMs = 2000): DockerHostsRuntime {
   return new DockerHostsRuntime(specs, {
-    base: {
-      image: IMAGE,
-      user: "agent",
-      workspace: "/home/agent/workspace",
-      memoryMb: 1024,
-      cpus: 1,
-      pidsLimit: 256,
-      network: "none",
-      runName,
-      timeoutMs: 60_000,
-    },
+    base: benchBox(runName),
     requireGpu: false,
     probeMs,
   });
@@ -131,7 +120,7 @@ export async function hostsBenchmark(options: BenchOptions): Promise<BenchReport
   const t0 = performance.now();
   const notes: string[] = [];
   try {
-    copyImage(IMAGE, second);
+    copyImage(BENCH_IMAGE, second);
     const copySeconds = (performance.now() - t0) / 1000;
     const main: DockerHostSpec = {
       url: MAIN,
@@ -213,7 +202,7 @@ export async function hostsBenchmark(options: BenchOptions): Promise<BenchReport
     const perPing = (cpu1 - baseline) / 10;
     const perHostPerS = cpu2 - cpu1;
     notes.push(
-      `Setup: second dockerd started here and ${IMAGE} copied into it (docker save | load over TLS) in ` +
+      `Setup: second dockerd started here and ${BENCH_IMAGE} copied into it (docker save | load over TLS) in ` +
         `${fmt(copySeconds)} s. Both daemons share this machine's cores, so two hosts here measure what the ` +
         "orchestrator does with more sandboxes (placement, pools, TLS), not more hardware: the episodes are " +
         "sandbox-bound (`sleep 1` stands in for a task's training command), as MLGym tasks are.",

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalRuntime, type Runtime, type Sandbox, UnsandboxedRuntime } from "@air/sandbox";
 import type { BenchReport } from "../report.ts";
-import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
+import { fmt, quantile, spread, spreadRow } from "../stats.ts";
 import { benchTaskFiles } from "../taskfiles.ts";
 import type { BenchOptions } from "./pipeline.ts";
 
@@ -134,22 +134,10 @@ export async function localBenchmark(options: BenchOptions): Promise<BenchReport
         title: "Sandbox acquire: warm (staged) vs cold, paired (ms; median (min–max))",
         headers: ["path", "n", "ms"],
         rows: [
-          [
-            "warm: hand out the staged sandbox, start staging the next",
-            String(reset.warmMs.length),
-            fmtSpread(spread(reset.warmMs)),
-          ],
-          [
-            "cold: copy the workspace, start bwrap + bash (`stage_next = false`)",
-            String(reset.coldMs.length),
-            fmtSpread(spread(reset.coldMs)),
-          ],
-          ["warm ÷ cold (paired)", String(ratios.length), fmtSpread(spread(ratios))],
-          [
-            "release (kill the sandbox; files removed in the background)",
-            String(reset.releaseMs.length),
-            fmtSpread(spread(reset.releaseMs)),
-          ],
+          spreadRow("warm: hand out the staged sandbox, start staging the next", reset.warmMs),
+          spreadRow("cold: copy the workspace, start bwrap + bash (`stage_next = false`)", reset.coldMs),
+          spreadRow("warm ÷ cold (paired)", ratios),
+          spreadRow("release (kill the sandbox; files removed in the background)", reset.releaseMs),
         ],
       },
     ],

@@ -5,7 +5,7 @@ import { homedir, loadavg } from "node:os";
 import { join } from "node:path";
 import { SearchIndex } from "@air/logger-sqlite/read";
 import { fmt } from "../stats.ts";
-import type { ScaleStoreResult } from "./scale-store.ts";
+import type { ScaleStoreResult } from "./scale-store-result.ts";
 import { MILLION } from "./scale-store-shapes.ts";
 import { recordSteps } from "./store-record.ts";
 

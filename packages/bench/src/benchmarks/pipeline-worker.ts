@@ -3,6 +3,7 @@
  * server, printing a JSON PipelineSample. Usage: bun pipeline-worker.ts '<PipelineInput JSON>'
  */
 import { loadavg } from "node:os";
+import { watchRss } from "../proc.ts";
 import { type LatencySpec, meanLatencyMs } from "../sim/latency.ts";
 import { runSimulated } from "../sim/run.ts";
 
@@ -59,11 +60,8 @@ const base = {
 
 await runSimulated({ ...base, inFlight: 4, batchSize: 4, steps: 1, maxTurns: 2 });
 Bun.gc(true);
-const rssBase = process.memoryUsage.rss();
-let rssPeak = rssBase;
-const sampler = setInterval(() => {
-  rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-}, 50);
+const rss = watchRss(50);
+const rssBase = rss.base;
 
 const idle0 = process.cpuUsage();
 const idleT0 = performance.now();
@@ -95,8 +93,7 @@ const summary = await runSimulated({
 });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-clearInterval(sampler);
-rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+const rssPeak = rss.stop();
 
 function referenceWorkload(): number {
   const c0 = process.cpuUsage();

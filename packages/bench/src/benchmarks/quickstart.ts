@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { trackChild } from "../proc.ts";
+import { runBun } from "../proc.ts";
 import type { BenchReport } from "../report.ts";
 import { fmt, fmtSpread, spread } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
@@ -29,23 +29,12 @@ interface QuickstartRun {
 async function runOnce(): Promise<QuickstartRun> {
   const out = mkdtempSync(join(tmpdir(), "air-bench-quickstart-"));
   const runName = "bench-quickstart";
-  const t0 = performance.now();
   const spawnedAt = Date.now();
-  const child = trackChild(
-    Bun.spawn(
-      ["bun", "packages/launcher/src/bin/rl.ts", CONFIG, "--run.output_dir", out, "--run.name", runName],
-      { cwd: REPO, stdout: "pipe", stderr: "pipe", stdin: "ignore" },
-    ),
-  );
-  const timer = setTimeout(() => child.kill("SIGINT"), TIMEOUT_MS);
-  const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS + 60_000);
   try {
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
-    const wallS = (performance.now() - t0) / 1000;
+    const { stdout, stderr, code, wallS } = await runBun(
+      ["packages/launcher/src/bin/rl.ts", CONFIG, "--run.output_dir", out, "--run.name", runName],
+      { cwd: REPO, interruptMs: TIMEOUT_MS, killMs: TIMEOUT_MS + 60_000 },
+    );
     const dbPath = join(out, runName, "air.db");
     if (!existsSync(dbPath)) {
       throw new Error(
@@ -67,9 +56,6 @@ async function runOnce(): Promise<QuickstartRun> {
       breakdown: readTimeBreakdown(dbPath),
     };
   } finally {
-    clearTimeout(timer);
-    clearTimeout(kill);
-    if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(out, { recursive: true, force: true });
   }
 }

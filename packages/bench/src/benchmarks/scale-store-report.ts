@@ -1,6 +1,6 @@
 import type { Table } from "../report.ts";
 import { fmt, fmtSpread, quantile, spread } from "../stats.ts";
-import type { ScaleStoreResult } from "./scale-store.ts";
+import type { ScaleStoreResult } from "./scale-store-result.ts";
 import { LONG, MILLION } from "./scale-store-shapes.ts";
 import type { Recorded } from "./store-record.ts";
 

@@ -7,42 +7,10 @@ import { fmt } from "../stats.ts";
 import { millionStore } from "./million-store.ts";
 import type { BenchOptions } from "./pipeline.ts";
 import { storeGoals, storeNotes, storeTables } from "./scale-store-report.ts";
+import type { ScaleStoreResult } from "./scale-store-result.ts";
 import { HUGE, LONG, MILLION } from "./scale-store-shapes.ts";
+import { getTimed } from "./store.ts";
 import { type Recorded, recordSteps } from "./store-record.ts";
-
-export interface ScaleStoreResult {
-  long: Recorded[];
-  /** Section 5's workload (5-turn trajectories, short prompts), recorded alongside each repeat. */
-  short: Recorded[];
-  newCharsPerTurn: number;
-  million: {
-    turns: number;
-    path: string;
-    cached: boolean;
-    buildS?: number;
-    turnsPerS?: number;
-    /** When the cached store was built and the machine's 1-minute load then (from its `.json` beside it). */
-    builtAt?: string;
-    load1?: number;
-    /** Set when the cached store of an older schema was copied and migrated instead of built again. */
-    migratedFrom?: string;
-    migrateS?: number;
-    /** Seconds this run spent bringing the search index (`<store>.search`) up to date, and rows it indexed. */
-    searchS: number;
-    searchRows: number;
-  };
-  pages: Record<string, number[]>;
-  huge: Record<string, number[]>;
-  goals: string[];
-}
-
-async function getTimed(url: string): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
-  await res.arrayBuffer();
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return performance.now() - t0;
-}
 
 /** p-samples of each page, interleaved; a page slower than 2 s is sampled 3 times only. */
 async function timePages(dbPath: string, paths: Record<string, string>, n: number) {
@@ -51,13 +19,13 @@ async function timePages(dbPath: string, paths: Record<string, string>, n: numbe
   try {
     const slow = new Set<string>();
     for (const [label, p] of Object.entries(paths)) {
-      const ms = await getTimed(`${server.url}${p}`);
+      const ms = await getTimed(`${server.url}${p}`, 60_000);
       if (ms > 2000) slow.add(label);
     }
     for (let i = 0; i < n; i++) {
       for (const [label, p] of Object.entries(paths)) {
         if (slow.has(label) && i >= 3) continue;
-        out[label] = [...(out[label] ?? []), await getTimed(`${server.url}${p}`)];
+        out[label] = [...(out[label] ?? []), await getTimed(`${server.url}${p}`, 60_000)];
       }
     }
   } finally {

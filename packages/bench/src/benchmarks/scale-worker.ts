@@ -5,6 +5,7 @@
  */
 import { heapStats } from "bun:jsc";
 import { loadavg } from "node:os";
+import { watchRss } from "../proc.ts";
 import { type LatencySpec, meanLatencyMs } from "../sim/latency.ts";
 import { runSimulated } from "../sim/run.ts";
 
@@ -71,11 +72,8 @@ const base = {
 await runSimulated({ ...base, inFlight: 4, batchSize: 4, steps: 1, maxTurns: 2 });
 Bun.gc(true);
 const heapBase = heapStats().heapSize;
-const rssBase = process.memoryUsage.rss();
-let rssPeak = rssBase;
-const sampler = setInterval(() => {
-  rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-}, 200);
+const rss = watchRss(200);
+const rssBase = rss.base;
 
 /** Per rollout: tokens of its last turn (prompt + completion) and characters of its conversation so far. */
 const sizes = new Map<string, { tokens: number; chars: number; bytes: number }>();
@@ -129,8 +127,7 @@ const summary = await runSimulated({
 });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-clearInterval(sampler);
-rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+const rssPeak = rss.stop();
 
 /** Bytes of the buffer `list` views (the rollout's one buffer), or of the list itself as 8-byte numbers. */
 function bufferBytes(list: ArrayLike<number>): number {

@@ -15,9 +15,13 @@ import {
   TURNS,
 } from "./store-record.ts";
 
-async function getTimed(url: string): Promise<number> {
+/**
+ * Milliseconds one GET of `url` took, its body read to the end; an HTTP error or no answer in `timeoutMs` throws.
+ * @example const ms = await getTimed(`${server.url}/runs`);
+ */
+export async function getTimed(url: string, timeoutMs = 30_000): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   await res.arrayBuffer();
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
   return performance.now() - t0;

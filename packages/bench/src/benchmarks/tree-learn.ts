@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { trackChild } from "../proc.ts";
+import { runBun } from "../proc.ts";
 import type { Table } from "../report.ts";
 import { fmt } from "../stats.ts";
 
@@ -91,42 +91,19 @@ export async function learnRun(
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const ports = ["--inference.port", String(port), "--policy.base_url", `http://127.0.0.1:${port}/v1`];
   const runName = `bench-tree-${label.replace(/[^A-Za-z0-9_-]/g, "-")}`;
-  const t0 = performance.now();
-  const argv = [
-    "bun",
-    "packages/launcher/src/bin/rl.ts",
-    config,
-    "--run.output_dir",
-    out,
-    "--run.name",
-    runName,
-  ];
-  const child = trackChild(
-    Bun.spawn([...argv, ...ports, ...overrides], {
-      cwd: REPO,
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: "ignore",
-    }),
-  );
-  const timer = setTimeout(() => child.kill("SIGINT"), TIMEOUT_MS);
-  const kill = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS + 60_000);
+  const argv = ["packages/launcher/src/bin/rl.ts", config, "--run.output_dir", out, "--run.name", runName];
   try {
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
-    const wallS = (performance.now() - t0) / 1000;
+    const { stdout, stderr, code, wallS } = await runBun([...argv, ...ports, ...overrides], {
+      cwd: REPO,
+      interruptMs: TIMEOUT_MS,
+      killMs: TIMEOUT_MS + 60_000,
+    });
     const dbPath = join(out, runName, "air.db");
     if (!existsSync(dbPath)) {
       throw new Error(`run ${label} exited ${code} without an air.db: ${(stderr || stdout).slice(-800)}`);
     }
     return { label, wallS, code, steps: readLearnRun(dbPath, tree) };
   } finally {
-    clearTimeout(timer);
-    clearTimeout(kill);
-    if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(out, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { AUDIT_CONFIG_DEFAULTS, auditConfig } from "@air/audit";
 import { errorMessage } from "@air/core";
-import { EXIT, reportConfigError, resolveConfig } from "../cli.ts";
+import { EXIT, helpAsked, printUsage, reportConfigError, resolveConfig } from "../cli.ts";
 
 const USAGE = `usage:
   audit <config.toml> [--tasks a,b] [--repeats N] [--concurrency N] [--section.key value ...]
@@ -18,10 +18,7 @@ function take(args: string[], name: string): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   const [file, ...rest] = argv;
-  if (!file || file === "--help" || file === "-h") {
-    process.stdout.write(`${USAGE}\n`);
-    return file ? EXIT.ok : EXIT.badInput;
-  }
+  if (helpAsked(file)) return printUsage(USAGE, file);
   const tasks = take(rest, "--tasks")?.split(",").filter(Boolean);
   const repeats = Number(take(rest, "--repeats") ?? 3);
   const concurrency = take(rest, "--concurrency");

@@ -4,7 +4,7 @@ import { basename } from "node:path";
 import { errorMessage } from "@air/core";
 import { compareSummaries, type EvaluationReport, evaluateConfig } from "@air/eval";
 import { readAuditFindings } from "../builtins.ts";
-import { EXIT, reportConfigError, resolveConfig } from "../cli.ts";
+import { EXIT, helpAsked, printUsage, reportConfigError, resolveConfig } from "../cli.ts";
 import { inferenceBaseUrl, inferenceChild } from "../commands.ts";
 import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "../gpus.ts";
 import type { RunConfig } from "../sections.ts";
@@ -99,10 +99,7 @@ function compare(args: string[]): number {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h") {
-    process.stdout.write(`${USAGE}\n`);
-    return command ? EXIT.ok : EXIT.badInput;
-  }
+  if (helpAsked(command)) return printUsage(USAGE, command);
   if (command === "compare") return compare(rest);
   return evaluate(command, rest);
 }

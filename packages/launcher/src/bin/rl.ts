@@ -4,6 +4,8 @@ import {
   checkCommand,
   cleanCommand,
   EXIT,
+  helpAsked,
+  printUsage,
   reportConfigError,
   resolveConfig,
   validateCommand,
@@ -20,10 +22,7 @@ const USAGE = `usage:
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h") {
-    process.stdout.write(`${USAGE}\n`);
-    return command ? EXIT.ok : EXIT.badInput;
-  }
+  if (helpAsked(command)) return printUsage(USAGE, command);
   if (command === "validate") return validateCommand(rest);
   if (command === "check") return checkCommand(rest);
   if (command === "clean") return cleanCommand(rest);

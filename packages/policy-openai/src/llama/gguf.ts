@@ -62,25 +62,23 @@ class Writer {
     this.chunks.push(bytes);
     this.size += bytes.length;
   }
-  u32(n: number): void {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setUint32(0, n, true);
+  /** A little-endian number of `size` bytes, as `write` sets it at offset 0. */
+  private fixed(size: number, write: (view: DataView) => void): void {
+    const b = new Uint8Array(size);
+    write(new DataView(b.buffer));
     this.push(b);
+  }
+  u32(n: number): void {
+    this.fixed(4, (v) => v.setUint32(0, n, true));
   }
   i32(n: number): void {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setInt32(0, n, true);
-    this.push(b);
+    this.fixed(4, (v) => v.setInt32(0, n, true));
   }
   u64(n: number): void {
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigUint64(0, BigInt(n), true);
-    this.push(b);
+    this.fixed(8, (v) => v.setBigUint64(0, BigInt(n), true));
   }
   f32(n: number): void {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setFloat32(0, n, true);
-    this.push(b);
+    this.fixed(4, (v) => v.setFloat32(0, n, true));
   }
   string(s: string): void {
     const bytes = new TextEncoder().encode(s);

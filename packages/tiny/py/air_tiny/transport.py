@@ -84,21 +84,31 @@ def broadcast_dir(run_dir, step):
     return os.path.join(run_dir, "broadcasts", f"step_{step}")
 
 
+MICRO_BATCH_PER_TOKEN = ("loss_mask", "advantages", "inference_logprobs", "position_ids", "temperatures", "env_names")
+
+
+def struct_row(kind, i, row, fields, required, per_token):
+    """msgspec's positional (array_like) struct `row` as a dict: `required` to all of `fields` entries, the missing
+    trailing ones None (their defaults); each `per_token` field as long as the first field (the token ids)."""
+    if not isinstance(row, list) or not required <= len(row) <= len(fields):
+        raise ValueError(f"{kind} {i} must be an array of {required}..{len(fields)} fields")
+    out = dict(zip(fields, row + [None] * (len(fields) - len(row))))
+    n = len(out[fields[0]])
+    for name in per_token:
+        if len(out[name]) != n:
+            raise ValueError(f"{kind} {i}: {name} has {len(out[name])} entries, {fields[0]} {n}")
+    return out
+
+
 def decode_batch(data):
     raw = msgpack.unpackb(data, raw=False, strict_map_key=False)
     if not isinstance(raw, list) or not 2 <= len(raw) <= 3:
         raise ValueError("TrainingBatch must be an array [examples, step, run_idx?]")
     examples, step = raw[0], raw[1]
-    samples = []
-    for i, row in enumerate(examples):
-        if not isinstance(row, list) or not REQUIRED_SAMPLE_FIELDS <= len(row) <= len(SAMPLE_FIELDS):
-            raise ValueError(f"TrainingSample {i} must be an array of 5..13 fields")
-        sample = dict(zip(SAMPLE_FIELDS, row + [None] * (len(SAMPLE_FIELDS) - len(row))))
-        n = len(sample["token_ids"])
-        for name in ("mask", "logprobs", "temperatures"):
-            if len(sample[name]) != n:
-                raise ValueError(f"TrainingSample {i}: {name} has {len(sample[name])} entries, token_ids {n}")
-        samples.append(sample)
+    samples = [
+        struct_row("TrainingSample", i, row, SAMPLE_FIELDS, REQUIRED_SAMPLE_FIELDS, ("mask", "logprobs", "temperatures"))
+        for i, row in enumerate(examples)
+    ]
     return {"examples": samples, "step": step, "run_idx": raw[2] if len(raw) > 2 else None}
 
 
@@ -115,13 +125,8 @@ def decode_micro_batches(data):
         raise ValueError("a rank file must hold a list of MicroBatch")
     samples = []
     for i, row in enumerate(raw):
-        if not isinstance(row, list) or not REQUIRED_MICRO_BATCH_FIELDS <= len(row) <= len(MICRO_BATCH_FIELDS):
-            raise ValueError(f"MicroBatch {i} must be an array of 9..16 fields")
-        mb = dict(zip(MICRO_BATCH_FIELDS, row + [None] * (len(MICRO_BATCH_FIELDS) - len(row))))
+        mb = struct_row("MicroBatch", i, row, MICRO_BATCH_FIELDS, REQUIRED_MICRO_BATCH_FIELDS, MICRO_BATCH_PER_TOKEN)
         n = len(mb["input_ids"])
-        for name in ("loss_mask", "advantages", "inference_logprobs", "position_ids", "temperatures", "env_names"):
-            if len(mb[name]) != n:
-                raise ValueError(f"MicroBatch {i}: {name} has {len(mb[name])} entries, input_ids {n}")
         if sum(mb["sequence_lengths"]) != n:
             raise ValueError(f"MicroBatch {i}: sequence_lengths sum to {sum(mb['sequence_lengths'])}, not {n}")
         start = 0
