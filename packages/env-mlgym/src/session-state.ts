@@ -1,5 +1,5 @@
 import { type EnvState, z } from "@air/core";
-import type { SnapshotHandle, SnapshotStore } from "@air/sandbox";
+import type { SnapshotHandle } from "@air/sandbox";
 import type { SessionSnapshot } from "./session-types.ts";
 
 /**
@@ -11,12 +11,6 @@ export interface MlgymState {
   snapshot: SnapshotHandle;
   session: Omit<SessionSnapshot, "workspace">;
   lastScore: number | null;
-}
-
-/** Where a session's snapshots go and under which rollout they are named (`<rollout>-t<turn>`). */
-export interface SessionSnapshots {
-  store: SnapshotStore;
-  rolloutId: string;
 }
 
 /** The snapshot id of `rolloutId`'s state after turn `turn`. */

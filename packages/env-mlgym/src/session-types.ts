@@ -1,8 +1,7 @@
-import type { Sandbox } from "@air/sandbox";
+import type { EnvSession } from "@air/core";
+import type { Sandbox, SnapshotStore } from "@air/sandbox";
 import type { MlgymAgent } from "./aci/mlgym-agent.ts";
 import type { MlgymConfig } from "./config.ts";
-import type { MlgymSession } from "./session.ts";
-import type { SessionSnapshots } from "./session-state.ts";
 
 /** A rollout's state at a turn, to start sibling rollouts from it (tree rollouts). */
 export interface SessionSnapshot {
@@ -17,6 +16,12 @@ export interface SessionSnapshot {
   step: number;
 }
 
+/** Where a session's snapshots go and under which rollout they are named (`<rollout>-t<turn>`). */
+export interface SessionSnapshots {
+  store: SnapshotStore;
+  rolloutId: string;
+}
+
 export interface SessionOptions {
   config: MlgymConfig;
   python: string;
@@ -28,5 +33,5 @@ export interface SessionOptions {
   /** Where `saveState` stores the sandbox's snapshots (`rl --resume`); without it the session records no state. */
   snapshots?: SessionSnapshots;
   /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
-  reopen?: (snapshot: SessionSnapshot) => Promise<MlgymSession>;
+  reopen?: (snapshot: SessionSnapshot) => Promise<EnvSession>;
 }

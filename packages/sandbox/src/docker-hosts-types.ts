@@ -1,6 +1,7 @@
 import type Docker from "dockerode";
-import type { DockerRuntime, DockerRuntimeOptions } from "./docker.ts";
+import type { DockerRuntime } from "./docker.ts";
 import type { DockerEndpoint } from "./docker-client.ts";
+import type { DockerRuntimeOptions } from "./docker-options.ts";
 
 /** One Docker host of `[env.docker] hosts` and what it may hold. */
 export interface DockerHostSpec extends DockerEndpoint {

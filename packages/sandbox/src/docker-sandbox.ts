@@ -1,5 +1,4 @@
 import type Docker from "dockerode";
-import type { DockerRuntimeOptions } from "./docker.ts";
 import { withTimeout } from "./docker-client.ts";
 import {
   AIR_DIR,
@@ -11,6 +10,7 @@ import {
   tarWithoutReadOnly,
   taskDir,
 } from "./docker-layout.ts";
+import type { DockerRuntimeOptions } from "./docker-options.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 import { onlyFileOfTar } from "./docker-tar.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";

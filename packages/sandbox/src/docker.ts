@@ -1,39 +1,15 @@
 import type Docker from "dockerode";
 import { dockerClient } from "./docker-client.ts";
+import type { DockerRuntimeOptions } from "./docker-options.ts";
 import { DockerSandbox } from "./docker-sandbox.ts";
 import { sandboxHostConfig } from "./image-container.ts";
 import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
-import { enterDirectory, readSnapshotTar, type SnapshotStore, saveTarSnapshot } from "./snapshot-store.ts";
+import { readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
+import { enterDirectory, saveTarSnapshot } from "./snapshot-tar.ts";
 import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
-
-/** Settings of the docker runtime; defaults mirror MLGym's `aigym/mlgym-agent:latest`. */
-export interface DockerRuntimeOptions {
-  /** The image of tasks that bring none (`TaskFiles.environment`); without it every task must bring its own. */
-  image?: string;
-  user: string;
-  workspace: string;
-  /** Shell text run once in every new agent shell before its first command (e.g. an env's guard functions). */
-  agentInit?: string;
-  /** Command prepended to the agent shell (e.g. activating a conda env). */
-  shellInit?: string;
-  /** Paths made root-owned and not writable by others at container start (e.g. the conda install). */
-  lockPaths?: string[];
-  memoryMb: number;
-  cpus: number;
-  pidsLimit: number;
-  network: string;
-  /** GPU ids handed to every container of this runtime (DeviceRequests). */
-  gpuIds: string[];
-  /** Warm containers kept for reuse. */
-  poolSize: number;
-  runName: string;
-  timeoutMs: number;
-  docker?: Docker;
-  onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
-}
 
 /**
  * One container per rollout, never shared between concurrent rollouts; released containers go to a warm

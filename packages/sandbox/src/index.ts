@@ -17,7 +17,7 @@ export {
   SANDBOX_WORKSPACE,
   sandboxEnv,
 } from "./bwrap.ts";
-export { DockerRuntime, type DockerRuntimeOptions } from "./docker.ts";
+export { DockerRuntime } from "./docker.ts";
 export {
   type DockerEndpoint,
   dockerClient,
@@ -28,6 +28,7 @@ export {
 } from "./docker-client.ts";
 export { DockerHostsRuntime } from "./docker-hosts.ts";
 export type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
+export type { DockerRuntimeOptions } from "./docker-options.ts";
 export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
 export {
   baseImagesOf,
@@ -57,11 +58,8 @@ export {
   type ShellResult,
   shellQuote,
 } from "./shell.ts";
-export {
-  enterDirectory,
-  SnapshotStore,
-  SnapshotUnavailableError,
-} from "./snapshot-store.ts";
+export { SnapshotStore, SnapshotUnavailableError } from "./snapshot-store.ts";
+export { enterDirectory } from "./snapshot-tar.ts";
 export {
   containerLabels,
   labelledContainers,

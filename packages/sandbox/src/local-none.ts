@@ -5,7 +5,8 @@ import { chmod, cp, lstat, mkdir, mkdtemp, readdir, symlink } from "node:fs/prom
 import { join } from "node:path";
 import { killGroup, removeTree, runProcess } from "./process.ts";
 import { execWithTimeout, SentinelShell } from "./shell.ts";
-import { enterDirectory, readSnapshotTar, type SnapshotStore, saveTarSnapshot } from "./snapshot-store.ts";
+import { readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
+import { enterDirectory, saveTarSnapshot } from "./snapshot-tar.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,

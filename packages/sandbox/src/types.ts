@@ -1,4 +1,7 @@
+import type { SnapshotHandle } from "./snapshot-handle.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
+
+export type { SnapshotHandle };
 
 /** What a command run in a sandbox returned. `output` merges stdout and stderr in order. */
 export interface ExecResult {
@@ -88,24 +91,6 @@ export interface Runtime {
    * working directory. Background processes and files outside the workspace are not carried.
    */
   saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle>;
-}
-
-/**
- * A stored snapshot of a sandbox (`Runtime.saveSnapshot`): plain JSON, kept in a run store and restored by
- * another process with `Runtime.acquire(files, { restore })`; listed and pruned through its `SnapshotStore`.
- */
-export interface SnapshotHandle {
-  /** Unique within its store: letters, digits, '.', '_', '-'. */
-  id: string;
-  /** "tree": a directory of the workspace's files (local runtime); "tar": a workspace tar (any runtime). */
-  format: "tree" | "tar";
-  /** Absolute path of the stored workspace on this machine. */
-  path: string;
-  /** The agent shell's working directory when it was taken. */
-  cwd: string;
-  /** Bytes of the stored files. */
-  bytes: number;
-  createdAtMs: number;
 }
 
 // ---- Per-task environments (Harbor's task.toml), used by env-harbor ----

@@ -1,0 +1,17 @@
+/**
+ * A stored snapshot of a sandbox (`Runtime.saveSnapshot`): plain JSON, kept in a run store and restored by
+ * another process with `Runtime.acquire(files, { restore })`; listed and pruned through its `SnapshotStore`.
+ */
+export interface SnapshotHandle {
+  /** Unique within its store: letters, digits, '.', '_', '-'. */
+  id: string;
+  /** "tree": a directory of the workspace's files (local runtime); "tar": a workspace tar (any runtime). */
+  format: "tree" | "tar";
+  /** Absolute path of the stored workspace on this machine. */
+  path: string;
+  /** The agent shell's working directory when it was taken. */
+  cwd: string;
+  /** Bytes of the stored files. */
+  bytes: number;
+  createdAtMs: number;
+}

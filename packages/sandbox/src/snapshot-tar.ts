@@ -1,0 +1,26 @@
+import { writeFile } from "node:fs/promises";
+import { shellQuote } from "./shell.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
+import type { Sandbox, SnapshotHandle } from "./types.ts";
+
+/**
+ * Saves a workspace tar (`Sandbox.snapshot`) and the shell's directory `cwd` into `store` (the docker runtimes and
+ * the unsandboxed one): the tar lives on this machine, so any runtime, on any Docker host, restores it.
+ */
+export async function saveTarSnapshot(
+  sandbox: Sandbox,
+  cwd: string,
+  store: SnapshotStore,
+  id: string,
+): Promise<SnapshotHandle> {
+  const path = await store.place(id, "tar");
+  await writeFile(path, await sandbox.snapshot(), { mode: 0o600 });
+  return store.commit({ id, format: "tar", path, cwd });
+}
+
+/** Puts a restored sandbox's shell into the snapshot's directory (the workspace when that is gone). */
+export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<void> {
+  if (cwd === sandbox.workspace) return;
+  const out = await sandbox.exec(`cd -- ${shellQuote(cwd)} 2>/dev/null; true`, 30_000);
+  if (out.exitCode !== 0) throw new Error(`cannot enter ${cwd} in the restored sandbox: ${out.output}`);
+}
