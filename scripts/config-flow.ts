@@ -7,14 +7,16 @@
  * `LaunchPlan` or `LaunchSession`) is a step of the config (a callee called twice by one function: one step); the walk follows each such callee's body once (depth
  * first, in source order). A step into a function of another file is a visit of that file; a visit of a file
  * the walk already visited is a return. (Control coming back from a callee to its caller is not counted.)
- *   bun scripts/config-flow.ts [--trace]
+ *   bun scripts/config-flow.ts [--trace] [--src <a launcher src dir, e.g. an older commit's>]
  * Prints `visits N (files F), returns R` and, with --trace, each step `caller file → callee file (function)`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-const SRC = resolve(import.meta.dir, "../packages/launcher/src");
-const CARRIES = /\b(RunConfig|RunPlan|LaunchPlan|LaunchSession)\b/;
+const at = process.argv.indexOf("--src");
+const SRC =
+  at > 0 ? resolve(process.argv[at + 1] ?? ".") : resolve(import.meta.dir, "../packages/launcher/src");
+const CARRIES = /\b(RunConfig|RunPlan|LaunchPlan|PreflightPlan|LaunchSession)\b/;
 
 interface Fn {
   file: string;
@@ -71,7 +73,11 @@ for (const file of files) {
 /** The functions `fn` calls that take the config, each once, in source order. */
 function callees(fn: Fn): Fn[] {
   const out: Fn[] = [];
-  const body = fn.body.replace(/\/\/.*$/gm, "").replace(/\/\*[\s\S]*?\*\//g, "");
+  // comments dropped; a spread (`...f(x)`) is a call, a member (`a.f(x)`) is not
+  const body = fn.body
+    .replace(/\/\/.*$/gm, "")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replaceAll("...", "   ");
   // a call `name(`, or a function passed by name (`[inferenceChild, trainer]`): both hand it the config
   for (const m of body.matchAll(/(?<![.\w])(\w+)\b(?!\s*:)/g)) {
     const name = m[1] as string;

@@ -21,10 +21,9 @@ import { RUN_MARKER, Supervisor } from "./supervisor.ts";
 import { RestartBudget, restartChild, restartResumeStep } from "./trainer-restart.ts";
 import { prepareTrainerRunDir } from "./trainer-run.ts";
 
-/** A started run's moving parts, shared by supervise and teardown. */
+/** A started run's moving parts, shared by supervise and teardown; they read the plan, never the raw config. */
 export interface LaunchSession {
-  config: RunConfig;
-  /** What the orchestrator runs: the plan's config with the launcher's loggers (a new object). */
+  /** What the orchestrator runs: the plan's config with the plan's loggers and the launcher's own (a new object). */
   runConfig: RunConfig;
   plan: LaunchPlan;
   options: LaunchOptions;
@@ -52,9 +51,9 @@ export async function openSession(
   out: (text: string) => void,
   err: (text: string) => void,
 ): Promise<LaunchSession> {
-  const { config } = plan.run;
+  const { config, stateDir } = plan.run;
   const { launcher } = config.root;
-  const { stateDir, gpus } = plan;
+  const { gpus } = plan;
   const controller = new AbortController();
   const restarts = new RestartBudget(config.root.trainer_process.max_restarts);
   const pidFile = {
@@ -108,14 +107,10 @@ export async function openSession(
     write: out,
     tty: options.tty ?? false,
   });
-  const loggers = [
-    ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
-    events.plugin,
-    lines.plugin,
-  ];
+  const loggers = [...plan.run.loggers, events.plugin, lines.plugin];
   const runConfig: RunConfig = { ...config, plugins: { ...config.plugins, loggers } };
   savePids();
-  const reaper = startReaper(stateDir, launcher.grace_ms, plan.usesDocker ? CONTAINER_SWEEP_MS : 0);
+  const reaper = startReaper(stateDir, launcher.grace_ms, plan.run.usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
   process.env[RUN_MARKER] = stateDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
@@ -127,7 +122,6 @@ export async function openSession(
   if (options.signal?.aborted) controller.abort();
   const { view } = lines;
   const session: LaunchSession = {
-    config,
     runConfig,
     plan,
     options,
@@ -149,9 +143,10 @@ export async function openSession(
  * orchestrator's summary (none on a worker node or when aborted before it started).
  */
 export async function supervise(session: LaunchSession): Promise<RunSummary | undefined> {
-  const { config, runConfig, plan, options, err, controller, supervisor, view } = session;
+  const { runConfig, plan, options, err, controller, supervisor, view } = session;
+  const { config, worker } = plan.run;
   const { root, runDir } = config;
-  const { gpus, startStep, worker } = plan;
+  const { gpus, startStep } = plan;
   const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);

@@ -17,11 +17,12 @@ export { EXIT, type LaunchOptions, type LaunchResult } from "./launch-plan.ts";
 export async function launchRun(config: RunConfig, options: LaunchOptions = {}): Promise<LaunchResult> {
   const out = options.out ?? ((t: string) => process.stdout.write(t));
   const err = options.err ?? ((t: string) => process.stderr.write(t));
-  const plan = await planLaunch(planOf(config), options, err);
+  const run = planOf(config);
+  const plan = await planLaunch(run, options, err);
   if ("exitCode" in plan) return plan;
   const session = await openSession(plan, options, out, err);
   const result: LaunchResult = { exitCode: EXIT.failed, killed: [], removedContainers: [] };
-  if (plan.worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
+  if (plan.run.worker) err("[launcher] trainer worker node: only the trainer runs here (node_rank > 0)\n");
   try {
     result.summary = await supervise(session);
   } catch (error) {

@@ -21,6 +21,6 @@ export function localEnv(config: RunConfig, env: Record<string, string>): Record
 }
 
 /** GPU ids for CUDA_VISIBLE_DEVICES: none when `[deployment] device = "cpu"` (the ids only count processes). */
-export function cudaIds(config: RunConfig, ids: number[]): number[] {
-  return config.root.deployment.device === "cpu" ? [] : ids;
+export function cudaIds(device: "cuda" | "cpu", ids: number[]): number[] {
+  return device === "cpu" ? [] : ids;
 }

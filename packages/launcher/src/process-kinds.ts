@@ -1,4 +1,4 @@
-import type { ProcessContext, ProcessKind, ProcessSpec } from "@air/core";
+import type { ProcessContext, ProcessKind } from "@air/core";
 import { knownKinds, type ProcessRole } from "./kind-table.ts";
 import { localCommand, localEnv } from "./local-paths.ts";
 import { LAUNCHER_KEYS, type RunConfig } from "./sections.ts";
@@ -69,16 +69,4 @@ export function processContext(
     weightUpdate,
     trains: tp.kind !== "none",
   };
-}
-
-/** A process's spec, without writing its files (preflight reads its program). */
-export function processSpec(
-  kind: ProcessKind,
-  role: ProcessRole,
-  config: RunConfig,
-  gpus: { ids: number[]; count: number },
-  resumeStep?: number,
-): ProcessSpec {
-  const ctx = processContext(config, role);
-  return kind.spec({ ...ctx, gpuIds: gpus.ids, gpuCount: gpus.count, resumeStep });
 }

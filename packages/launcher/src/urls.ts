@@ -1,4 +1,3 @@
-import { inferenceKind, processContext } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 
 /** Host a client uses to reach a server bound to `host`. */
@@ -8,12 +7,11 @@ export function clientHost(host: string): string {
 
 /**
  * Base URL (no `/v1`) where the admin routes (`/pause`, `/update_weights`, LoRA loads) reach the engine the
- * launcher starts: behind a router (the process kind's `enginePort`) the engine's own port, else the server itself.
- * @example engineBaseUrl(config) // "http://127.0.0.1:8100"
+ * launcher starts: behind a router (the process kind's `enginePort`, given) the engine's own port, else the server.
+ * @example engineBaseUrl(config, 8100) // "http://127.0.0.1:8100"
  */
-export function engineBaseUrl(config: RunConfig): string {
+export function engineBaseUrl(config: RunConfig, port: number | undefined): string {
   const { inference } = config.root;
-  const port = inferenceKind(config)?.enginePort?.(processContext(config, "inference"));
   if (port !== undefined) return `http://${clientHost(inference.host)}:${port}`;
   return inferenceBaseUrl(config);
 }
