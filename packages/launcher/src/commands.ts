@@ -77,4 +77,22 @@ export async function trainerChild(
   };
 }
 
+/** The children a launch starts, built from its plan and GPUs on demand (a restart builds the trainer again). */
+export interface PlannedChildren {
+  inference(): Promise<ChildSpec | undefined>;
+  /** The trainer, resuming from `primeStep` (its own checkpoint step) when given. */
+  trainer(primeStep?: number): Promise<ChildSpec | undefined>;
+}
+
+/**
+ * The children of a launch: the inference server and the trainer the plan starts, on the launch's GPUs.
+ * @example const children = plannedChildren(plan, gpus); const spec = await children.trainer(3);
+ */
+export function plannedChildren(run: RunPlan, gpus: GpuMap): PlannedChildren {
+  return {
+    inference: () => inferenceChild(run, gpus),
+    trainer: (primeStep) => trainerChild(run, gpus, { primeStep }),
+  };
+}
+
 export { inferenceBaseUrl } from "./urls.ts";

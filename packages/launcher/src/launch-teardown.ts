@@ -14,9 +14,7 @@ import { RUN_MARKER } from "./supervisor.ts";
  * Tears a run down, whatever ended it: children stopped (SIGKILL after the grace period), the run's containers
  * removed (or handed to the reaper when docker cannot be reached), the pid file removed, the run marker restored.
  */
-export async function teardown(
-  session: LaunchSession,
-): Promise<Pick<LaunchResult, "killed" | "removedContainers">> {
+async function teardown(session: LaunchSession): Promise<Pick<LaunchResult, "killed" | "removedContainers">> {
   const { plan, options, err, supervisor, reaper } = session;
   const { config, stateDir, usesDocker, worker } = plan.run;
   session.view.finish();
@@ -47,7 +45,7 @@ export async function teardown(
  * The run's result after teardown: the exit code, the summary line, a disk-full hint, and the final weights
  * (named and linked however the run ended, but not after a child failed).
  */
-export function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
+function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
   const { plan, options, err } = session;
   const { config, worker } = plan.run;
   const { runDir } = config;
@@ -94,4 +92,13 @@ export function finishRun(session: LaunchSession, result: LaunchResult): LaunchR
     exitCode: end.ok ? EXIT.ok : EXIT.failed,
     error: summary.error ?? (end.ok ? undefined : end.line),
   };
+}
+
+/**
+ * Ends a run, whatever ended it: the teardown (children, containers, pid file, run marker), then the run's result
+ * (exit code, summary line, final weights). `result` holds the summary, if the orchestrator gave one.
+ * @example return endRun(session, { exitCode: EXIT.failed, summary, killed: [], removedContainers: [] });
+ */
+export async function endRun(session: LaunchSession, result: LaunchResult): Promise<LaunchResult> {
+  return finishRun(session, { ...result, ...(await teardown(session)) });
 }

@@ -234,7 +234,7 @@ export async function runPreflight(
   results.push(...checkCheckpointDisk(run, env, options.diskSpace));
   results.push(...checkPolicyUrl(run));
   results.push(...checkPrograms(run, env));
-  results.push(...(await pluginPreflight(run.config, plan.audit)));
+  results.push(...(await pluginPreflight(run.plugins, run.launch, plan.audit)));
   results.push(...(await checkDocker(run)));
   results.push(...(await checkExternal(run)));
   return results;

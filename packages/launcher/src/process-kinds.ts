@@ -22,6 +22,11 @@ export function inferenceKind(config: RunConfig): ProcessKind | undefined {
   return kind === "external" ? undefined : processKind("inference", kind);
 }
 
+/** The processes the run starts: the trainer and the server kinds its sections name (see `trainerKind`, `inferenceKind`). */
+export function processKinds(config: RunConfig): { trainer?: ProcessKind; inference?: ProcessKind } {
+  return { trainer: trainerKind(config), inference: inferenceKind(config) };
+}
+
 /** The GPUs `[deployment]` gives a role, counted, and the key that gives them. */
 function roleGpus(config: RunConfig, role: ProcessRole): { count: number; key: string } {
   const d = config.root.deployment;
@@ -59,8 +64,12 @@ export function processContext(
     runDir: config.runDir,
     configFile: config.file,
     modelName: model.name,
-    trainerProcess: { ...tp, command: localCommand(config, tp.command), env: localEnv(config, tp.env) },
-    inference: { ...inf, command: localCommand(config, inf.command), env: localEnv(config, inf.env) },
+    trainerProcess: {
+      ...tp,
+      command: localCommand(config.dir, tp.command),
+      env: localEnv(config.dir, tp.env),
+    },
+    inference: { ...inf, command: localCommand(config.dir, inf.command), env: localEnv(config.dir, inf.env) },
     section: ownKeys(kind, role, role === "inference" ? inf : tp),
     model,
     run,

@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import type { ProcessContext, ProcessKind, TrainerWorld } from "@air/core";
-import { pluginNeeds } from "./plugin-needs.ts";
-import { inferenceKind, processContext, trainerKind } from "./process-kinds.ts";
+import type { LaunchContext, ProcessContext, ProcessKind, ResolvedPlugin, TrainerWorld } from "@air/core";
+import { launchContext } from "./launch-context.ts";
+import { allPlugins, pluginNeeds } from "./plugin-needs.ts";
+import { processContext, processKinds } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 import { deriveTrainer, trainerWorld } from "./trainer-world.ts";
-import { engineBaseUrl, inferenceBaseUrl } from "./urls.ts";
+import { serverUrls } from "./urls.ts";
 
 /** A process the launcher starts: its kind and the context the kind reads. */
 export interface PlannedProcess {
@@ -27,6 +28,10 @@ export interface PlannedPort {
 export interface RunPlan {
   /** The config with the derived values filled in: a new object (the trainer's world, the policy's admin URLs). */
   readonly config: RunConfig;
+  /** Every plugin section of the derived config, in the config's order (the plugins' launch hooks get these). */
+  readonly plugins: readonly ResolvedPlugin[];
+  /** What a plugin's launch hooks get (`launch.needs`, `launch.preflight`): the TOML's dir, the run dir, the model. */
+  readonly launch: LaunchContext;
   /** What the plugins ask of the launcher (`launch.needs`), merged; asked once. */
   readonly needs: ReturnType<typeof pluginNeeds>;
   readonly trainer?: PlannedProcess;
@@ -89,17 +94,17 @@ function ports(config: RunConfig, worker: boolean, rendezvous: boolean): Planned
  * @example const plan = planRun(loaded); plan.config.plugins.trainer.config.data_world_size // 5
  */
 export function planRun(loaded: RunConfig): RunPlan {
-  const needs = pluginNeeds(loaded);
+  const launch = launchContext(loaded);
+  const needs = pluginNeeds(allPlugins(loaded), launch);
   const at = ` (${loaded.file})`;
-  const trainer = trainerKind(loaded);
+  const { trainer, inference: server } = processKinds(loaded);
   // the trainer's world reads the process's GPUs and section, never the trainer plugin's settings it derives
   const derives = trainer && loaded.plugins.trainer.definition.launch?.derive;
   const world = derives ? trainerWorld(trainer, processContext(loaded)) : undefined;
   const derived = deriveTrainer(loaded, world);
-  const server = inferenceKind(loaded);
   const serverCtx = server && processContext(loaded, "inference", needs.weightUpdate);
   const enginePort = serverCtx && server.enginePort?.(serverCtx);
-  const urls = { inference: inferenceBaseUrl(loaded), engine: engineBaseUrl(loaded, enginePort) };
+  const urls = serverUrls(loaded, enginePort);
   const routed = routedPolicy(loaded, urls, enginePort);
   const config: RunConfig = {
     ...loaded,
@@ -119,6 +124,8 @@ export function planRun(loaded: RunConfig): RunPlan {
   ];
   return Object.freeze({
     config,
+    plugins: allPlugins(config),
+    launch,
     needs,
     trainer: trainer && trainerCtx && { kind: trainer, ctx: trainerCtx },
     inference: server && serverCtx && { kind: server, ctx: serverCtx },
