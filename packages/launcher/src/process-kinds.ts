@@ -22,9 +22,18 @@ export function inferenceKind(config: RunConfig): ProcessKind | undefined {
   return kind === "external" ? undefined : processKind("inference", kind);
 }
 
-/** The processes the run starts: the trainer and the server kinds its sections name (see `trainerKind`, `inferenceKind`). */
-export function processKinds(config: RunConfig): { trainer?: ProcessKind; inference?: ProcessKind } {
-  return { trainer: trainerKind(config), inference: inferenceKind(config) };
+/**
+ * The process the `role`'s section names, with the context its kind reads (`processContext`); undefined for
+ * `[trainer_process] kind = "none"` and `[inference] kind = "external"`.
+ * @example plannedProcess(config, "inference", "lora")?.ctx.weightUpdate // "lora"
+ */
+export function plannedProcess(
+  config: RunConfig,
+  role: ProcessRole,
+  weightUpdate?: "full" | "lora",
+): { kind: ProcessKind; ctx: ProcessContext } | undefined {
+  const kind = role === "inference" ? inferenceKind(config) : trainerKind(config);
+  return kind && { kind, ctx: processContext(config, role, weightUpdate) };
 }
 
 /** The GPUs `[deployment]` gives a role, counted, and the key that gives them. */

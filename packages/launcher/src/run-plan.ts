@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { LaunchContext, ProcessContext, ProcessKind, ResolvedPlugin, TrainerWorld } from "@air/core";
 import { launchContext } from "./launch-context.ts";
 import { allPlugins, pluginNeeds } from "./plugin-needs.ts";
-import { processContext, processKinds } from "./process-kinds.ts";
+import { plannedProcess } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 import { deriveTrainer, trainerWorld } from "./trainer-world.ts";
@@ -97,13 +97,13 @@ export function planRun(loaded: RunConfig): RunPlan {
   const launch = launchContext(loaded);
   const needs = pluginNeeds(allPlugins(loaded), launch);
   const at = ` (${loaded.file})`;
-  const { trainer, inference: server } = processKinds(loaded);
   // the trainer's world reads the process's GPUs and section, never the trainer plugin's settings it derives
-  const derives = trainer && loaded.plugins.trainer.definition.launch?.derive;
-  const world = derives ? trainerWorld(trainer, processContext(loaded)) : undefined;
+  const ranks = plannedProcess(loaded, "trainer_process");
+  const derives = loaded.plugins.trainer.definition.launch?.derive;
+  const world = ranks && derives ? trainerWorld(ranks.kind, ranks.ctx) : undefined;
   const derived = deriveTrainer(loaded, world);
-  const serverCtx = server && processContext(loaded, "inference", needs.weightUpdate);
-  const enginePort = serverCtx && server.enginePort?.(serverCtx);
+  const inference = plannedProcess(loaded, "inference", needs.weightUpdate);
+  const enginePort = inference?.kind.enginePort?.(inference.ctx);
   const urls = serverUrls(loaded, enginePort);
   const routed = routedPolicy(loaded, urls, enginePort);
   const config: RunConfig = {
@@ -114,12 +114,12 @@ export function planRun(loaded: RunConfig): RunPlan {
       policy: routed.policy,
     },
   };
-  const trainerCtx = trainer && processContext(config);
+  const trainer = plannedProcess(config, "trainer_process");
   const { worker, stateDir } = node(loaded);
   const problems = [
     ...derived.problems.map((p) => `${p}${at}`),
     ...routed.problems.map((p) => `${p}${at}`),
-    ...((serverCtx && server?.problems?.(serverCtx)) ?? []).map((p) => `${p}${at}`),
+    ...(inference?.kind.problems?.(inference.ctx) ?? []).map((p) => `${p}${at}`),
     ...restartProblems(config),
   ];
   return Object.freeze({
@@ -127,11 +127,11 @@ export function planRun(loaded: RunConfig): RunPlan {
     plugins: allPlugins(config),
     launch,
     needs,
-    trainer: trainer && trainerCtx && { kind: trainer, ctx: trainerCtx },
-    inference: server && serverCtx && { kind: server, ctx: serverCtx },
+    trainer,
+    inference,
     urls,
     world,
-    ports: ports(loaded, worker, !!trainerCtx && (trainer?.ranks?.(trainerCtx, 0).rendezvous ?? true)),
+    ports: ports(loaded, worker, !!trainer && (trainer.kind.ranks?.(trainer.ctx, 0).rendezvous ?? true)),
     worker,
     stateDir,
     usesDocker: !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0),
