@@ -6,10 +6,15 @@ import { openStore, recordAudits } from "@air/logger-sqlite";
 import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
 import { builtinRegistry, readAuditFindings } from "./builtins.ts";
 import { planLaunch } from "./launch-plan.ts";
-import { runPreflight } from "./preflight.ts";
 import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { killSurvivors, removeTempDirs, startLauncher, writeFixtureConfig } from "./test-helpers.ts";
+import {
+  killSurvivors,
+  preflightOf,
+  removeTempDirs,
+  startLauncher,
+  writeFixtureConfig,
+} from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -44,13 +49,13 @@ const deltaCheck = (checks: Array<{ name: string; status: string; message: strin
 test("the audit's findings reach the plugins through the launcher: read once from the run's store, none without one", async () => {
   const config = await deltaRun();
   expect(await readAuditFindings(config.runDir)).toBeUndefined();
-  expect(deltaCheck(await runPreflight(config))).toMatchObject({
+  expect(deltaCheck(await preflightOf(config))).toMatchObject({
     status: "fail",
     message: expect.stringContaining("run `bun run audit <config> --repeats 3` first"),
   });
   storeNoise(config, "t", 0.02);
   // `rl check`: preflight reads the store itself.
-  expect(deltaCheck(await runPreflight(config))).toEqual({
+  expect(deltaCheck(await preflightOf(config))).toEqual({
     name: "delta: evaluation noise for min_improvement",
     status: "ok",
     message: 'from the latest audit: {"t":0.02}',

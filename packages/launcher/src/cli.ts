@@ -3,7 +3,7 @@ import { builtinRegistry } from "./builtins.ts";
 import { cleanOutputDir } from "./clean.ts";
 import { EXIT } from "./launch.ts";
 import { pluginTasks } from "./plugin-tasks.ts";
-import { formatChecks, runPreflight } from "./preflight.ts";
+import { formatChecks, preflightPlan, runPreflight } from "./preflight.ts";
 import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 
@@ -108,7 +108,7 @@ export async function checkCommand(args: string[]): Promise<number> {
   } catch (error) {
     return reportConfigError(error);
   }
-  const results = await runPreflight(config);
+  const results = await runPreflight(await preflightPlan(planOf(config)));
   process.stdout.write(`${formatChecks(results)}\n`);
   const failed = results.filter((r) => r.status === "fail").length;
   process.stdout.write(failed ? `${failed} check(s) failed\n` : "all checks passed\n");

@@ -2,10 +2,8 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ProcessSpec } from "@air/core";
 import type { GpuMap } from "./gpus.ts";
-import { isTrainerWorker } from "./launch-parts.ts";
 import { cudaIds } from "./local-paths.ts";
-import { planOf, type RunPlan } from "./run-plan.ts";
-import type { RunConfig } from "./sections.ts";
+import type { RunPlan } from "./run-plan.ts";
 import type { ChildSpec } from "./supervisor.ts";
 
 /**
@@ -27,21 +25,17 @@ function started(spec: ProcessSpec, worker = false): Pick<ChildSpec, "argv" | "e
 }
 
 /**
- * The inference child the plan starts (a config: its plan), or undefined for `kind = "external"`: the command, environment and config
+ * The inference child the plan starts, or undefined for `kind = "external"`: the command, environment and config
  * files its process kind declares (`launch.processes`), health-checked at the server's `health_paths` (and the
  * engine's, behind a router).
  */
-export async function inferenceChild(
-  planned: RunPlan | RunConfig,
-  gpus: GpuMap,
-): Promise<ChildSpec | undefined> {
-  const run = "urls" in planned ? planned : planOf(planned);
+export async function inferenceChild(run: RunPlan, gpus: GpuMap): Promise<ChildSpec | undefined> {
   if (!run.inference) return undefined;
   const { kind, ctx } = run.inference;
   const { inference: inf } = run.config.root;
   const { inference: base, engine } = run.urls;
   const paths = inf.health_paths.map((p) => (p.startsWith("/") ? p : `/${p}`));
-  const ids = cudaIds(run.config, gpus.inference);
+  const ids = cudaIds(run.config.root.deployment.device, gpus.inference);
   const spec = kind.spec({ ...ctx, gpuIds: ids, gpuCount: gpus.inference.length });
   return {
     role: "inference",
@@ -67,20 +61,37 @@ export async function trainerChild(
 ): Promise<ChildSpec | undefined> {
   if (!run.trainer) return undefined;
   const { kind, ctx } = run.trainer;
-  const ids = cudaIds(run.config, gpus.trainer);
+  const ids = cudaIds(run.config.root.deployment.device, gpus.trainer);
   const spec = kind.spec({
     ...ctx,
     gpuIds: ids,
     gpuCount: gpus.trainer.length,
     resumeStep: resume.primeStep,
   });
-  const worker = isTrainerWorker(run.config);
   const { startup_timeout_ms } = run.config.root.trainer_process;
   return {
     role: "trainer",
     startupTimeoutMs: startup_timeout_ms,
     exitZeroOk: true,
-    ...started(spec, worker),
+    ...started(spec, run.worker),
+  };
+}
+
+/** The children a launch starts, built from its plan and GPUs on demand (a restart builds the trainer again). */
+export interface PlannedChildren {
+  inference(): Promise<ChildSpec | undefined>;
+  /** The trainer, resuming from `primeStep` (its own checkpoint step) when given. */
+  trainer(primeStep?: number): Promise<ChildSpec | undefined>;
+}
+
+/**
+ * The children of a launch: the inference server and the trainer the plan starts, on the launch's GPUs.
+ * @example const children = plannedChildren(plan, gpus); const spec = await children.trainer(3);
+ */
+export function plannedChildren(run: RunPlan, gpus: GpuMap): PlannedChildren {
+  return {
+    inference: () => inferenceChild(run, gpus),
+    trainer: (primeStep) => trainerChild(run, gpus, { primeStep }),
   };
 }
 

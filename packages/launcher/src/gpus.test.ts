@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseVisibleDevices, resolveGpuMap } from "./gpus.ts";
+import { parseVisibleDevices, planGpus, resolveGpuMap } from "./gpus.ts";
 import { deploymentSection } from "./sections.ts";
 
 const d = (value: Record<string, unknown>) => deploymentSection.parse(value);
@@ -38,5 +38,31 @@ describe("GPU map", () => {
     expect(parseVisibleDevices(undefined)).toBeUndefined();
     expect(parseVisibleDevices("2, 0,3")).toEqual([2, 0, 3]);
     expect(parseVisibleDevices("")).toEqual([]);
+  });
+});
+
+describe("the launch's GPU plan", () => {
+  const none = { PATH: "/nonexistent" };
+  test("counts come from CUDA_VISIBLE_DEVICES, or are numbered on cpu; explicit ids need no nvidia-smi", () => {
+    const counts = d({ num_infer_gpus: 1, num_train_gpus: 2 });
+    expect(planGpus(counts, { ...none, CUDA_VISIBLE_DEVICES: "5,6,7" })).toEqual({
+      map: { inference: [5], trainer: [6, 7], env: [] },
+    });
+    expect(planGpus({ ...counts, device: "cpu" }, none).map).toEqual({
+      inference: [0],
+      trainer: [1, 2],
+      env: [],
+    });
+    expect(planGpus(d({ trainer_gpu_ids: [3] }), none)).toEqual({
+      map: { inference: [], trainer: [3], env: [] },
+    });
+  });
+
+  test("a map that cannot be made is the plan's problem, not a throw", () => {
+    const counts = d({ num_train_gpus: 2 });
+    expect(planGpus(counts, { ...none, CUDA_VISIBLE_DEVICES: "0" }).problem).toContain(
+      "num_train_gpus = 2, but only 1 GPU(s) are left",
+    );
+    expect(planGpus(counts, none).problem).toContain("nvidia-smi not found on PATH");
   });
 });

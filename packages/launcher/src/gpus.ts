@@ -50,6 +50,34 @@ export function resolveGpuMap(d: DeploymentConfig, visible: number[]): GpuMap {
   return { inference, trainer, env: d.env_gpu_ids };
 }
 
+/** The GPUs a launch gives each part, planned once before preflight: the map, or why there is none. */
+export interface GpuPlan {
+  /** The ids each part gets (all empty when `problem` is set). */
+  readonly map: GpuMap;
+  /** Why the ids cannot be given: too few visible GPUs, nvidia-smi missing (preflight fails "GPU map"). */
+  readonly problem?: string;
+}
+
+/**
+ * The run's GPU map: explicit ids, or counts taken in order from CUDA_VISIBLE_DEVICES (or every GPU nvidia-smi
+ * lists); with `device = "cpu"` counts are numbered 0, 1, … (they only size the processes).
+ * @example planGpus(config.root.deployment, { CUDA_VISIBLE_DEVICES: "2,3" }).map.inference // [2] with num_infer_gpus = 1
+ */
+export function planGpus(d: DeploymentConfig, env: NodeJS.ProcessEnv): GpuPlan {
+  const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
+  const cpu = () => Array.from({ length: (d.num_infer_gpus ?? 0) + (d.num_train_gpus ?? 0) }, (_, i) => i);
+  try {
+    const visible = !counts
+      ? []
+      : d.device === "cpu"
+        ? cpu()
+        : (parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? queryGpus(env).map((g) => g.index));
+    return { map: resolveGpuMap(d, visible) };
+  } catch (error) {
+    return { map: { inference: [], trainer: [], env: [] }, problem: (error as Error).message };
+  }
+}
+
 /** True when the deployment asks for any GPU. */
 export function wantsGpus(d: DeploymentConfig): boolean {
   return (

@@ -2,8 +2,8 @@ import type { AuditFindings, RunSummary, StartRunOptions, WeightsRef } from "@ai
 import { readAuditFindings } from "./builtins.ts";
 import { writeDockerHosts } from "./containers.ts";
 import type { FinalWeights } from "./final-weights.ts";
-import type { GpuMap } from "./gpus.ts";
-import { gpuMapFor, isTrainerWorker, nodeStateDir, pluginSpecs } from "./launch-parts.ts";
+import { type GpuMap, planGpus } from "./gpus.ts";
+import { pluginSpecs } from "./launch-parts.ts";
 import { formatChecks, runPreflight } from "./preflight.ts";
 import { currentHttpRequestLimit } from "./respawn.ts";
 import { resumeWeights } from "./resume.ts";
@@ -41,37 +41,33 @@ export interface LaunchResult {
   finalWeights?: FinalWeights;
 }
 
-/** What a run starts from, settled before any process starts. */
+/**
+ * What a run starts from, settled before any process starts: the run's plan (the derived config, needs, process
+ * kinds, URLs, ports, loggers, where the launcher keeps its state) and what this machine adds to it.
+ */
 export interface LaunchPlan {
-  /** The run's plan (the derived config, needs, processes, URLs): read, never changed. */
-  run: RunPlan;
+  /** The run's plan: read, never changed. */
+  readonly run: RunPlan;
   /** The latest audit's findings, read once from the run's store: preflight and every plugin (`ctx.audit`) get them. */
-  audit?: AuditFindings;
-  gpus: GpuMap;
-  startStep: number;
-  initialWeights?: WeightsRef;
-  /** Where this launcher keeps its pid file, logs and resolved config (the run dir, or a worker's node dir). */
-  stateDir: string;
-  /** A trainer worker node (node_rank > 0): only the trainer runs here. */
-  worker: boolean;
-  /** The run's plugins use docker: sweep its containers at teardown (never on a worker node). */
-  usesDocker: boolean;
+  readonly audit?: AuditFindings;
+  /** The GPU ids each part gets (`planGpus`, once, before preflight checks them). */
+  readonly gpus: GpuMap;
+  readonly startStep: number;
+  readonly initialWeights?: WeightsRef;
 }
 
 /**
- * Plans a run: preflight, the GPU map, the start step (and weights) on `--resume`, `config.resolved.json`, the
- * docker hosts file. Returns the plan, or the result to return at once (bad input: exit 2).
+ * Plans a launch: the GPU map, preflight on it, the start step (and weights) on `--resume`, `config.resolved.json`,
+ * the docker hosts file. Returns the plan, or the result to return at once (bad input: exit 2).
  */
 export async function planLaunch(
   run: RunPlan,
   options: LaunchOptions,
   err: (text: string) => void,
 ): Promise<LaunchPlan | LaunchResult> {
-  const { config } = run;
+  const { config, stateDir, worker } = run;
   const env = options.env ?? process.env;
   const { root, runDir } = config;
-  const stateDir = nodeStateDir(config);
-  const worker = isTrainerWorker(config);
   const badInput = (error: string): LaunchResult => ({
     exitCode: EXIT.badInput,
     error,
@@ -79,18 +75,21 @@ export async function planLaunch(
     removedContainers: [],
   });
   const audit = await readAuditFindings(runDir);
+  const gpus = planGpus(root.deployment, env);
   if (root.launcher.preflight) {
-    const checks = await runPreflight(config, { env, audit });
+    const checks = await runPreflight({ run, gpus, audit }, { env });
     const failed = checks.filter((c) => c.status === "fail");
     if (failed.length > 0) {
       err(`preflight failed:\n${formatChecks(failed)}\n`);
       return badInput("preflight failed");
     }
   }
-  let gpus: GpuMap;
+  if (gpus.problem) {
+    err(`error: ${gpus.problem}\n`);
+    return badInput(gpus.problem);
+  }
   let lastStep: number | undefined;
   try {
-    gpus = gpuMapFor(config, env);
     lastStep = readLastCompletedStep(runDir);
   } catch (error) {
     err(`error: ${(error as Error).message}\n`);
@@ -111,14 +110,12 @@ export async function planLaunch(
     file: config.file,
     root,
     plugins: pluginSpecs(config),
-    gpus,
+    gpus: gpus.map,
     startStep,
     launcherPid: process.pid,
     httpRequestLimit: currentHttpRequestLimit(),
   });
-  const { needs } = run;
   // A worker node runs no orchestrator, so no sandbox: it must not sweep the master's containers.
-  if (!worker) writeDockerHosts(runDir, needs.dockerHosts ?? []);
-  const usesDocker = !worker && (needs.dockerImages.length > 0 || (needs.dockerHosts?.length ?? 0) > 0);
-  return { run, gpus, startStep, initialWeights, stateDir, worker, usesDocker, audit };
+  if (!worker) writeDockerHosts(runDir, run.needs.dockerHosts ?? []);
+  return { run, gpus: gpus.map, startStep, initialWeights, audit };
 }

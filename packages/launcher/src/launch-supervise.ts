@@ -7,26 +7,25 @@ import {
   stderrSink,
 } from "@air/core";
 import { stepLines } from "./builtins.ts";
-import { inferenceChild, trainerChild } from "./commands.ts";
-import type { GpuMap } from "./gpus.ts";
+import { type PlannedChildren, plannedChildren } from "./commands.ts";
 import { untilStopped } from "./launch-parts.ts";
 import type { LaunchOptions, LaunchPlan } from "./launch-plan.ts";
 import { processEvents } from "./process-events.ts";
 import { progressRecorder } from "./progress-record.ts";
 import { CONTAINER_SWEEP_MS, type Reaper, startReaper } from "./reaper.ts";
-import type { RunPlan } from "./run-plan.ts";
 import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
 import { RestartBudget, restartChild, restartResumeStep } from "./trainer-restart.ts";
 import { prepareTrainerRunDir } from "./trainer-run.ts";
 
-/** A started run's moving parts, shared by supervise and teardown. */
+/** A started run's moving parts, shared by supervise and teardown; they read the plan, never the raw config. */
 export interface LaunchSession {
-  config: RunConfig;
-  /** What the orchestrator runs: the plan's config with the launcher's loggers (a new object). */
+  /** What the orchestrator runs: the plan's config with the plan's loggers and the launcher's own (a new object). */
   runConfig: RunConfig;
   plan: LaunchPlan;
+  /** The server and trainer the plan starts, built on demand (a restart builds the trainer again). */
+  children: PlannedChildren;
   options: LaunchOptions;
   err: (text: string) => void;
   controller: AbortController;
@@ -52,9 +51,9 @@ export async function openSession(
   out: (text: string) => void,
   err: (text: string) => void,
 ): Promise<LaunchSession> {
-  const { config } = plan.run;
+  const { config, stateDir } = plan.run;
   const { launcher } = config.root;
-  const { stateDir, gpus } = plan;
+  const children = plannedChildren(plan.run, plan.gpus);
   const controller = new AbortController();
   const restarts = new RestartBudget(config.root.trainer_process.max_restarts);
   const pidFile = {
@@ -82,7 +81,7 @@ export async function openSession(
         restartChild({
           supervisor,
           child,
-          build: () => trainerChild(plan.run, gpus, { primeStep: restartResumeStep(config) }),
+          build: () => children.trainer(restartResumeStep(config)),
           signal: controller.signal,
         }).catch((error) => {
           session.childFailure ??= `could not restart the ${child.spec.role}: ${errorMessage(error)}`;
@@ -108,14 +107,10 @@ export async function openSession(
     write: out,
     tty: options.tty ?? false,
   });
-  const loggers = [
-    ...config.plugins.loggers.filter((p) => !p.definition.launch?.printsStepLines?.(p.config)),
-    events.plugin,
-    lines.plugin,
-  ];
+  const loggers = [...plan.run.loggers, events.plugin, lines.plugin];
   const runConfig: RunConfig = { ...config, plugins: { ...config.plugins, loggers } };
   savePids();
-  const reaper = startReaper(stateDir, launcher.grace_ms, plan.usesDocker ? CONTAINER_SWEEP_MS : 0);
+  const reaper = startReaper(stateDir, launcher.grace_ms, plan.run.usesDocker ? CONTAINER_SWEEP_MS : 0);
   const markerBefore = process.env[RUN_MARKER];
   process.env[RUN_MARKER] = stateDir;
   options.force?.addEventListener("abort", () => supervisor.hurry(), { once: true });
@@ -127,9 +122,9 @@ export async function openSession(
   if (options.signal?.aborted) controller.abort();
   const { view } = lines;
   const session: LaunchSession = {
-    config,
     runConfig,
     plan,
+    children,
     options,
     err,
     controller,
@@ -149,16 +144,17 @@ export async function openSession(
  * orchestrator's summary (none on a worker node or when aborted before it started).
  */
 export async function supervise(session: LaunchSession): Promise<RunSummary | undefined> {
-  const { config, runConfig, plan, options, err, controller, supervisor, view } = session;
+  const { runConfig, plan, children, options, err, controller, supervisor, view } = session;
+  const { config, worker } = plan.run;
   const { root, runDir } = config;
-  const { gpus, startStep, worker } = plan;
+  const { gpus, startStep } = plan;
   const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
-  const trainer = (r: RunPlan, g: GpuMap) => trainerChild(r, g, { primeStep: prepared.resumeStep });
-  for (const build of worker ? [trainer] : [inferenceChild, trainer]) {
+  const trainer = () => children.trainer(prepared.resumeStep);
+  for (const build of worker ? [trainer] : [children.inference, trainer]) {
     if (controller.signal.aborted) break;
-    const spec = await build(plan.run, gpus);
+    const spec = await build();
     if (!spec) continue;
     err(`[launcher] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
     const child = supervisor.start(spec);

@@ -14,19 +14,18 @@ import { RUN_MARKER } from "./supervisor.ts";
  * Tears a run down, whatever ended it: children stopped (SIGKILL after the grace period), the run's containers
  * removed (or handed to the reaper when docker cannot be reached), the pid file removed, the run marker restored.
  */
-export async function teardown(
-  session: LaunchSession,
-): Promise<Pick<LaunchResult, "killed" | "removedContainers">> {
-  const { config, plan, options, err, supervisor, reaper } = session;
+async function teardown(session: LaunchSession): Promise<Pick<LaunchResult, "killed" | "removedContainers">> {
+  const { plan, options, err, supervisor, reaper } = session;
+  const { config, stateDir, usesDocker, worker } = plan.run;
   session.view.finish();
   options.signal?.removeEventListener("abort", session.onStop);
   const grace = options.force?.aborted ? 0 : config.root.launcher.grace_ms;
   const killed = await supervisor.stopAll(grace);
-  const sweep = plan.worker ? { removed: [], unreachable: [] } : await sweepRunContainers(config.runDir);
-  removePidFile(plan.stateDir);
+  const sweep = worker ? { removed: [], unreachable: [] } : await sweepRunContainers(config.runDir);
+  removePidFile(stateDir);
   if (session.markerBefore === undefined) delete process.env[RUN_MARKER];
   else process.env[RUN_MARKER] = session.markerBefore;
-  if (plan.usesDocker && sweep.unreachable.length > 0) {
+  if (usesDocker && sweep.unreachable.length > 0) {
     // e.g. dockerd restarting: the reaper removes the run's containers once the engine answers again
     err(
       `[launcher] could not reach ${sweep.unreachable.join(", ")} to remove the run's containers; its reaper ` +
@@ -46,8 +45,9 @@ export async function teardown(
  * The run's result after teardown: the exit code, the summary line, a disk-full hint, and the final weights
  * (named and linked however the run ended, but not after a child failed).
  */
-export function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
-  const { config, plan, options, err } = session;
+function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
+  const { plan, options, err } = session;
+  const { config, worker } = plan.run;
   const { runDir } = config;
   for (const k of result.killed) err(`[launcher] killed: ${k}\n`);
   if (result.removedContainers.length)
@@ -68,7 +68,7 @@ export function finishRun(session: LaunchSession, result: LaunchResult): LaunchR
   }
   // The trained model is the run's deliverable: named (and linked to <run dir>/final-weights) however it ended.
   const deliver = () => {
-    if (plan.worker) return;
+    if (worker) return;
     try {
       result.finalWeights = exportFinalWeights(config, options.env ?? process.env);
       if (result.finalWeights) for (const line of finalWeightsLines(result.finalWeights)) err(`${line}\n`);
@@ -81,7 +81,7 @@ export function finishRun(session: LaunchSession, result: LaunchResult): LaunchR
     deliver();
     return { ...result, exitCode: EXIT.interrupted };
   }
-  if (plan.worker) return { ...result, exitCode: EXIT.ok };
+  if (worker) return { ...result, exitCode: EXIT.ok };
   if (!summary) return { ...result, exitCode: EXIT.failed, error: "the run did not start" };
   const end = summaryLine(summary);
   err(`${end.line}\n`);
@@ -92,4 +92,13 @@ export function finishRun(session: LaunchSession, result: LaunchResult): LaunchR
     exitCode: end.ok ? EXIT.ok : EXIT.failed,
     error: summary.error ?? (end.ok ? undefined : end.line),
   };
+}
+
+/**
+ * Ends a run, whatever ended it: the teardown (children, containers, pid file, run marker), then the run's result
+ * (exit code, summary line, final weights). `result` holds the summary, if the orchestrator gave one.
+ * @example return endRun(session, { exitCode: EXIT.failed, summary, killed: [], removedContainers: [] });
+ */
+export async function endRun(session: LaunchSession, result: LaunchResult): Promise<LaunchResult> {
+  return finishRun(session, { ...result, ...(await teardown(session)) });
 }

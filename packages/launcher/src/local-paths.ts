@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import type { RunConfig } from "./sections.ts";
 
 /**
  * A TOML value naming a local path relative to the config file: it starts with "./" or "../" (a bare name such as
@@ -11,16 +10,16 @@ export function resolveLocal(dir: string, value: string): string {
 }
 
 /** `[inference] command` / `[trainer_process] command` with "./…" and "../…" entries resolved against the TOML's dir. */
-export function localCommand(config: RunConfig, command: string[] | undefined): string[] | undefined {
-  return command?.map((part) => resolveLocal(config.dir, part));
+export function localCommand(dir: string, command: string[] | undefined): string[] | undefined {
+  return command?.map((part) => resolveLocal(dir, part));
 }
 
 /** An `env` table with "./…" and "../…" values resolved against the TOML's dir (e.g. PYTHONPATH). */
-export function localEnv(config: RunConfig, env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, resolveLocal(config.dir, v)]));
+export function localEnv(dir: string, env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, resolveLocal(dir, v)]));
 }
 
 /** GPU ids for CUDA_VISIBLE_DEVICES: none when `[deployment] device = "cpu"` (the ids only count processes). */
-export function cudaIds(config: RunConfig, ids: number[]): number[] {
-  return config.root.deployment.device === "cpu" ? [] : ids;
+export function cudaIds(device: "cuda" | "cpu", ids: number[]): number[] {
+  return device === "cpu" ? [] : ids;
 }

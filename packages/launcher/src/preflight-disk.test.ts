@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { resolveConfig } from "./cli.ts";
 import { checkCheckpointDisk } from "./preflight-disk.ts";
+import { planOf } from "./run-plan.ts";
 
 const REPO = resolve(import.meta.dir, "..", "..", "..");
 const RL = join(import.meta.dir, "bin", "rl.ts");
@@ -34,7 +35,7 @@ describe("rl check: trainer checkpoints against the free space under the output 
   test("a disk too small for them refuses with the numbers and the keys that change them", async () => {
     const config = await resolveConfig(join(REPO, "configs", "dataset", "full.toml"), []);
     const small = () => ({ free: 50e9, total: 100e9 });
-    const [check] = checkCheckpointDisk(config, {}, small);
+    const [check] = checkCheckpointDisk(planOf(config), {}, small);
     expect(check?.status).toBe("fail");
     expect(check?.message).toContain(
       "48.0 GB per checkpoint (4.00B parameters from the model name (4B) × 12 B",
@@ -43,9 +44,9 @@ describe("rl check: trainer checkpoints against the free space under the output 
     expect(check?.message).toContain("50.0 GB free under");
     expect(check?.message).toContain("change trainer_process.ckpt_interval / trainer_process.ckpt_keep_last");
     const roomy = () => ({ free: 97e9, total: 200e9 });
-    expect(checkCheckpointDisk(config, {}, roomy)[0]?.status).toBe("ok");
+    expect(checkCheckpointDisk(planOf(config), {}, roomy)[0]?.status).toBe("ok");
     const lora = await resolveConfig(join(REPO, "configs", "mlgym", "rl.toml"), []);
-    expect(checkCheckpointDisk(lora, {}, small)[0]?.message).toContain("16.0 GB per checkpoint");
+    expect(checkCheckpointDisk(planOf(lora), {}, small)[0]?.message).toContain("16.0 GB per checkpoint");
   });
 
   test("a config.json in the Hugging Face cache gives the parameter count (Qwen3-4B's layout)", async () => {
@@ -65,7 +66,7 @@ describe("rl check: trainer checkpoints against the free space under the output 
       }),
     );
     const config = await resolveConfig(join(REPO, "configs", "dataset", "full.toml"), []);
-    const [check] = checkCheckpointDisk(config, { HF_HOME: hf }, () => ({ free: 1e12, total: 1e12 }));
+    const [check] = checkCheckpointDisk(planOf(config), { HF_HOME: hf }, () => ({ free: 1e12, total: 1e12 }));
     // Qwen3-4B: 4.02B parameters (its model card), so 48.3 GB at 12 B each.
     expect(check?.message).toContain(
       `48.3 GB per checkpoint (4.02B parameters from ${join(snap, "config.json")}`,

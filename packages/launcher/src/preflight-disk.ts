@@ -2,8 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 import { diskSpace } from "./disk.ts";
-import { processContext, trainerKind } from "./process-kinds.ts";
-import type { RunConfig } from "./sections.ts";
+import type { RunPlan } from "./run-plan.ts";
 
 /** The nearest directory of `path` that exists (a run's output dir may not yet). */
 function existing(path: string): string {
@@ -21,19 +20,19 @@ function gb(bytes: number): string {
  * prime-rl: parameters × fp32 weights and AdamW state, × the checkpoints kept plus the one being saved): prints
  * the estimate, fails with the numbers and the keys that change it when it cannot fit. No check when the kind
  * has no estimate; `skip` when its model's size is unknown.
- * @example checkCheckpointDisk(config, process.env) // [ok("trainer checkpoints fit on disk", "48.0 GB per checkpoint ...")]
+ * @example checkCheckpointDisk(planOf(config), process.env) // [ok("trainer checkpoints fit on disk", "48.0 GB per checkpoint ...")]
  */
 export function checkCheckpointDisk(
-  config: RunConfig,
+  run: RunPlan,
   env: Record<string, string | undefined>,
   space: typeof diskSpace = diskSpace,
 ): CheckResult[] {
-  const kind = trainerKind(config);
-  if (!kind?.disk) return [];
+  const trainer = run.trainer;
+  if (!trainer?.kind.disk) return [];
   const name = "trainer checkpoints fit on disk";
-  const estimate = kind.disk(processContext(config), env);
+  const estimate = trainer.kind.disk(trainer.ctx, env);
   if (!estimate)
-    return [skip(name, `the size of [model] name = "${config.root.model.name}" is unknown here`)];
+    return [skip(name, `the size of [model] name = "${run.config.root.model.name}" is unknown here`)];
   const where = existing(estimate.dir);
   const free = space(where)?.free;
   if (free === undefined) return [skip(name, `${estimate.how}; the free space under ${where} is unknown`)];

@@ -1,35 +1,26 @@
 import { type CheckResult, fail, ok } from "./check-result.ts";
-import {
-  type GpuInfo,
-  type GpuMap,
-  parseVisibleDevices,
-  queryGpuProcesses,
-  queryGpus,
-  resolveGpuMap,
-  wantsGpus,
-} from "./gpus.ts";
-import { inferenceKind, processContext } from "./process-kinds.ts";
-import type { RunConfig } from "./sections.ts";
+import { type GpuInfo, type GpuMap, type GpuPlan, queryGpuProcesses, queryGpus, wantsGpus } from "./gpus.ts";
+import type { RunPlan } from "./run-plan.ts";
 
 /** Memory (MiB) a GPU must have free for its role, or 0 when the role needs none checked. */
-function neededMib(config: RunConfig, role: keyof GpuMap, gpu: GpuInfo): number {
-  const { trainer_process: tp, deployment } = config.root;
-  const server = inferenceKind(config);
-  if (role === "inference" && server?.gpuMemoryFraction)
-    return Math.ceil(server.gpuMemoryFraction(processContext(config, "inference")) * gpu.memoryTotalMib);
-  if (role === "trainer" && tp.kind !== "none")
+function neededMib(run: RunPlan, role: keyof GpuMap, gpu: GpuInfo): number {
+  const { deployment } = run.config.root;
+  const server = run.inference;
+  if (role === "inference" && server?.kind.gpuMemoryFraction)
+    return Math.ceil(server.kind.gpuMemoryFraction(server.ctx) * gpu.memoryTotalMib);
+  if (role === "trainer" && run.trainer)
     return Math.ceil(deployment.min_free_memory_fraction * gpu.memoryTotalMib);
   return 0;
 }
 
 /**
- * GPU checks: nvidia-smi answers, the requested GPUs exist (counts resolved against CUDA_VISIBLE_DEVICES
- * or every GPU), and each has the free memory its role needs; when not, names the PIDs holding memory.
+ * GPU checks: nvidia-smi answers, the plan's GPUs (`planGpus`: counts resolved against CUDA_VISIBLE_DEVICES
+ * or every GPU) exist, and each has the free memory its role needs; when not, names the PIDs holding memory.
  * Returns no check when the config asks for no GPU.
- * @example checkGpus(config, { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` })
+ * @example checkGpus(plan, planGpus(plan.config.root.deployment, env), { ...process.env, PATH: `${fakeBin}:${process.env.PATH}` })
  */
-export function checkGpus(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
-  const { deployment } = config.root;
+export function checkGpus(run: RunPlan, planned: GpuPlan, env: NodeJS.ProcessEnv): CheckResult[] {
+  const { deployment } = run.config.root;
   if (!wantsGpus(deployment) || deployment.device === "cpu") return [];
   let gpus: GpuInfo[];
   try {
@@ -38,13 +29,8 @@ export function checkGpus(config: RunConfig, env: NodeJS.ProcessEnv): CheckResul
     return [fail("GPUs visible", `the config asks for GPUs, but ${(error as Error).message}`)];
   }
   const indices = gpus.map((g) => g.index);
-  const visible = parseVisibleDevices(env.CUDA_VISIBLE_DEVICES) ?? indices;
-  let map: GpuMap;
-  try {
-    map = resolveGpuMap(deployment, visible);
-  } catch (error) {
-    return [fail("GPU map", (error as Error).message)];
-  }
+  if (planned.problem) return [fail("GPU map", planned.problem)];
+  const { map } = planned;
   const out: CheckResult[] = [];
   const missing = [...map.inference, ...map.trainer, ...map.env].filter((id) => !indices.includes(id));
   if (missing.length > 0) {
@@ -67,7 +53,7 @@ export function checkGpus(config: RunConfig, env: NodeJS.ProcessEnv): CheckResul
   for (const role of ["inference", "trainer"] as const) {
     for (const id of map[role]) {
       const gpu = gpus.find((g) => g.index === id) as GpuInfo;
-      const need = neededMib(config, role, gpu);
+      const need = neededMib(run, role, gpu);
       if (need === 0) continue;
       const name = `GPU ${id} free memory (${role})`;
       if (gpu.memoryFreeMib >= need) {

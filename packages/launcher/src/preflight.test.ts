@@ -10,9 +10,18 @@ import { builtinRegistry } from "./builtins.ts";
 import { dockerReachable } from "./containers.ts";
 import { type CheckResult, runPreflight } from "./preflight.ts";
 import { readProc } from "./proc.ts";
+import { planOf } from "./run-plan.ts";
 import { writePidFile } from "./rundir.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { FAKE_BIN, fakePath, RL_ENTRY, removeTempDirs, tempDir, writeFixtureConfig } from "./test-helpers.ts";
+import {
+  FAKE_BIN,
+  fakePath,
+  preflightOf,
+  RL_ENTRY,
+  removeTempDirs,
+  tempDir,
+  writeFixtureConfig,
+} from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -75,14 +84,14 @@ describe("preflight: GPUs (fake nvidia-smi on PATH)", () => {
   const gpuArgs = ["--deployment.inference_gpu_ids", "[0]", "--deployment.trainer_gpu_ids", "[1, 2]"];
 
   test("requested GPUs that exist and are free pass", async () => {
-    const results = await runPreflight(await load(gpuArgs), { env: fakeGpus(4) });
+    const results = await preflightOf(await load(gpuArgs), { env: fakeGpus(4) });
     expect(find(results, /requested GPUs exist/)[0]?.status).toBe("ok");
     expect(find(results, /free memory/).map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
     expect(failed(results)).toEqual([]);
   });
 
   test("a GPU that does not exist fails, naming it", async () => {
-    const results = await runPreflight(await load([...gpuArgs, "--deployment.env_gpu_ids", "[7]"]), {
+    const results = await preflightOf(await load([...gpuArgs, "--deployment.env_gpu_ids", "[7]"]), {
       env: fakeGpus(4),
     });
     expect(failed(results).map((r) => r.message)).toEqual([
@@ -92,7 +101,7 @@ describe("preflight: GPUs (fake nvidia-smi on PATH)", () => {
 
   test("too little free memory fails and names the PIDs holding it", async () => {
     const env = fakeGpus(4, { 0: 70_000 }, ["GPU-0, 4242, 69000, python", "GPU-1, 4343, 10, other"]);
-    const results = await runPreflight(await load(gpuArgs), { env });
+    const results = await preflightOf(await load(gpuArgs), { env });
     const bad = failed(results);
     expect(bad.map((r) => r.name)).toEqual(["GPU 0 free memory (inference)"]);
     expect(bad[0]?.message).toContain("held by pid 4242 (python, 69000 MiB)");
@@ -101,23 +110,43 @@ describe("preflight: GPUs (fake nvidia-smi on PATH)", () => {
 
   test("no nvidia-smi fails with a clear message", async () => {
     const env = { ...process.env, PATH: "/nonexistent" };
-    const results = await runPreflight(await load(gpuArgs), { env });
+    const results = await preflightOf(await load(gpuArgs), { env });
     expect(find(results, /GPUs visible/)[0]?.message).toContain("nvidia-smi not found on PATH");
   });
 
   test("GPU counts take visible GPUs in order; too many fails", async () => {
     const counts = ["--deployment.num_infer_gpus", "1", "--deployment.num_train_gpus", "2"];
     const env = { ...fakeGpus(4), CUDA_VISIBLE_DEVICES: "3,1,2" };
-    const results = await runPreflight(await load(counts), { env });
+    const results = await preflightOf(await load(counts), { env });
     expect(find(results, /requested GPUs exist/)[0]?.message).toBe("inference [3], trainer [1,2], env []");
-    const tooMany = await runPreflight(await load(["--deployment.num_train_gpus", "5"]), {
+    const tooMany = await preflightOf(await load(["--deployment.num_train_gpus", "5"]), {
       env: fakeGpus(4),
     });
     expect(failed(tooMany)[0]?.message).toContain("num_train_gpus = 5, but only 4 GPU(s) are left");
   });
 
+  test("preflight checks the plan's GPUs and ports and plans neither itself", async () => {
+    const run = planOf(await load(gpuArgs));
+    const env = fakeGpus(4);
+    const gpus = { map: { inference: [3], trainer: [1], env: [] } };
+    const results = await runPreflight({ run, gpus }, { env });
+    expect(find(results, /requested GPUs exist/)[0]?.message).toBe("inference [3], trainer [1], env []");
+    const unplanned = await runPreflight({ run, gpus: { ...gpus, problem: "no map" } }, { env });
+    expect(find(unplanned, /GPU map/)).toMatchObject([{ status: "fail", message: "no map" }]);
+    const held: Server = createServer();
+    await new Promise<void>((done) => held.listen(0, "127.0.0.1", done));
+    const { port } = held.address() as { port: number };
+    try {
+      const ports = [{ what: "inference" as const, host: "127.0.0.1", port }];
+      const busy = await runPreflight({ run: { ...run, ports }, gpus }, { env });
+      expect(find(busy, /^port /)).toMatchObject([{ name: `port ${port} free (inference)`, status: "fail" }]);
+    } finally {
+      held.close();
+    }
+  });
+
   test("a config without GPUs runs no GPU check", async () => {
-    const results = await runPreflight(await load(), { env: { ...process.env, PATH: "/nonexistent" } });
+    const results = await preflightOf(await load(), { env: { ...process.env, PATH: "/nonexistent" } });
     expect(find(results, /GPU/)).toEqual([]);
   });
 });
@@ -144,12 +173,12 @@ describe("preflight: machine", () => {
   });
 
   test("programs missing from PATH fail with what to install", async () => {
-    const results = await runPreflight(await load(), { env: { ...process.env, PATH: "/nonexistent" } });
+    const results = await preflightOf(await load(), { env: { ...process.env, PATH: "/nonexistent" } });
     expect(failed(results).map((r) => r.name)).toEqual([
       "inference program `vllm` found",
       "trainer program `torchrun` found",
     ]);
-    const ok = await runPreflight(await load(), { env: { ...process.env, PATH: FAKE_BIN } });
+    const ok = await preflightOf(await load(), { env: { ...process.env, PATH: FAKE_BIN } });
     expect(failed(ok)).toEqual([]);
   });
 
@@ -157,7 +186,7 @@ describe("preflight: machine", () => {
     const config = await load();
     config.root.trainer_process.config_file = undefined;
     config.root.trainer_process.trainer_config = { optim: { lrr: 1 } };
-    const results = await runPreflight(config, { env: { ...process.env, PATH: FAKE_BIN } });
+    const results = await preflightOf(config, { env: { ...process.env, PATH: FAKE_BIN } });
     expect(failed(results).map((r) => [r.name, r.message])).toEqual([
       ["trainer command", "[trainer_process] trainer_config: prime-rl 0.9's TrainerConfig has no optim.lrr"],
     ]);
@@ -166,7 +195,7 @@ describe("preflight: machine", () => {
   test("an output dir that cannot be written fails", async () => {
     const dir = tempDir("ro");
     writeFileSync(join(dir, "file"), "x");
-    const results = await runPreflight(
+    const results = await preflightOf(
       await load(["--run.output_dir", JSON.stringify(join(dir, "file", "out"))]),
       {
         env: { ...process.env, PATH: fakePath() },
@@ -188,7 +217,7 @@ describe("preflight: machine", () => {
       launcher: { role: "launcher", pid, pgid: pid, startTime: readProc(pid)?.startTime ?? 0 },
       children: [],
     });
-    const results = await runPreflight(config, { env: { ...process.env, PATH: fakePath() } });
+    const results = await preflightOf(config, { env: { ...process.env, PATH: fakePath() } });
     const bad = failed(results);
     expect(bad.map((r) => r.name)).toEqual(["no live run in output dir"]);
     expect(bad[0]?.message).toContain(`launcher pid ${pid}`);
@@ -197,7 +226,7 @@ describe("preflight: machine", () => {
   });
 
   test("external without a url leaves the policy's base_url alone", async () => {
-    const results = await runPreflight(await load(["--inference.kind", "external"]), {
+    const results = await preflightOf(await load(["--inference.kind", "external"]), {
       env: { ...process.env, PATH: fakePath() },
     });
     expect(failed(results)).toEqual([]);
@@ -205,7 +234,7 @@ describe("preflight: machine", () => {
   });
 
   test("an external server that does not answer fails", async () => {
-    const results = await runPreflight(
+    const results = await preflightOf(
       await load(["--inference.kind", "external", "--inference.url", "http://127.0.0.1:1/v1"]),
       { env: { ...process.env, PATH: fakePath() } },
     );
@@ -213,7 +242,7 @@ describe("preflight: machine", () => {
   });
 
   test("a stand-in command relative to the TOML is found there; a missing one fails naming the key", async () => {
-    const ok = await runPreflight(
+    const ok = await preflightOf(
       await load([
         "--inference.kind",
         '"prime-rl"',
@@ -226,7 +255,7 @@ describe("preflight: machine", () => {
       { env: { ...process.env, PATH: fakePath() } },
     );
     expect(find(ok, /inference program/)[0]?.status).toBe("ok");
-    const missing = await runPreflight(
+    const missing = await preflightOf(
       await load(["--inference.kind", '"prime-rl"', "--inference.command", '["./no/such/inference"]']),
       { env: { ...process.env, PATH: fakePath() } },
     );
@@ -254,10 +283,10 @@ describe("preflight: MLGym files and docker", () => {
   const env = { ...process.env, PATH: fakePath() };
 
   test("the env's own checks run: a missing root or task file fails, naming the path", async () => {
-    const missing = await runPreflight(await load(mlgymArgs("/nonexistent/MLGym")), { env });
+    const missing = await preflightOf(await load(mlgymArgs("/nonexistent/MLGym")), { env });
     expect(find(missing, /MLGym root/)[0]?.message).toContain("/nonexistent/MLGym does not exist");
     const root = mlgymRoot(["titanic"]);
-    const partial = await runPreflight(await load(mlgymArgs(root)), { env });
+    const partial = await preflightOf(await load(mlgymArgs(root)), { env });
     const absent = find(partial, /^task prisonersDilemma$/)[0];
     expect(absent?.status).toBe("fail");
     expect(absent?.message).toContain(join(root, "configs", "tasks", "prisonersDilemma.yaml"));
@@ -265,11 +294,11 @@ describe("preflight: MLGym files and docker", () => {
 
   test.skipIf(!dockerUp)("docker reachable and the image present, or how to build it", async () => {
     const root = mlgymRoot(["titanic", "prisonersDilemma"]);
-    const present = await runPreflight(await load(mlgymArgs(root)), { env });
+    const present = await preflightOf(await load(mlgymArgs(root)), { env });
     // The stand-in task YAMLs are not loadable tasks (checkTasks says so); only docker's checks matter here.
     expect(failed(present).filter((r) => /docker|image/.test(r.name))).toEqual([]);
     expect(find(present, /docker reachable/)[0]?.status).toBe("ok");
-    const absent = await runPreflight(await load(mlgymArgs(root, "air-no-such-image:never")), { env });
+    const absent = await preflightOf(await load(mlgymArgs(root, "air-no-such-image:never")), { env });
     expect(find(absent, /image air-no-such-image:never/)[0]?.message).toContain("bun run images:build");
   });
 
@@ -278,7 +307,7 @@ describe("preflight: MLGym files and docker", () => {
     const saved = process.env.DOCKER_HOST;
     process.env.DOCKER_HOST = `unix://${join(root, "no-docker.sock")}`;
     try {
-      const results = await runPreflight(await load(mlgymArgs(root)), { env });
+      const results = await preflightOf(await load(mlgymArgs(root)), { env });
       const docker = find(results, /^docker reachable$/)[0];
       expect(docker?.status).toBe("fail");
       expect(docker?.message).toContain("dockerd");

@@ -7,29 +7,46 @@ import { type CheckResult, fail, ok, skip } from "./check-result.ts";
 
 import { dockerClient, dockerReachable, imagePresent } from "./containers.ts";
 import type { diskSpace } from "./disk.ts";
-import { isTrainerWorker } from "./launch-parts.ts";
+import { type GpuPlan, planGpus } from "./gpus.ts";
 import { pluginPreflight } from "./plugin-needs.ts";
 import { checkCheckpointDisk } from "./preflight-disk.ts";
 import { checkGpus } from "./preflight-gpus.ts";
-import { inferenceKind, processContext, processSpec, trainerKind } from "./process-kinds.ts";
-import { planOf } from "./run-plan.ts";
+import type { PlannedPort, RunPlan } from "./run-plan.ts";
 import { liveRuns } from "./rundir.ts";
-import type { RunConfig } from "./sections.ts";
 
 export type { CheckResult };
+
+/** What preflight checks: the run's plan, its GPUs as planned on this machine, and the latest audit's findings. */
+export interface PreflightPlan {
+  readonly run: RunPlan;
+  readonly gpus: GpuPlan;
+  /** The latest audit's findings (undefined when never audited): the plugins' checks get them. */
+  readonly audit?: AuditFindings;
+}
 
 /** What preflight reads from the machine; tests point PATH at fake tools. */
 export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Path to the `rl` entry, shown in "stop it with ..." hints. */
   rlEntry?: string;
-  /**
-   * The latest audit's findings (the launch plan's; undefined when never audited); read from the run's store
-   * when the key is absent.
-   */
-  audit?: AuditFindings;
   /** Free space of a file system (tests: a small disk); default `statfs`. */
   diskSpace?: typeof diskSpace;
+}
+
+/**
+ * The plan `rl check` checks, as a launch plans it (`planLaunch`): the GPUs planned against `env`, the audit's
+ * findings read from the run's store.
+ * @example const results = await runPreflight(await preflightPlan(planOf(config)));
+ */
+export async function preflightPlan(
+  run: RunPlan,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PreflightPlan> {
+  return {
+    run,
+    gpus: planGpus(run.config.root.deployment, env),
+    audit: await readAuditFindings(run.config.runDir),
+  };
 }
 
 /** Resolves when `host:port` can be bound (then frees it), false when something holds it. */
@@ -55,9 +72,9 @@ export function which(program: string, env: NodeJS.ProcessEnv = process.env): st
   return undefined;
 }
 
-function checkOutputDir(config: RunConfig): CheckResult {
+function checkOutputDir(run: RunPlan): CheckResult {
   const name = "output dir writable";
-  const outputDir = dirname(config.runDir);
+  const outputDir = dirname(run.config.runDir);
   try {
     mkdirSync(outputDir, { recursive: true });
     const probe = join(outputDir, `.preflight-${process.pid}`);
@@ -69,11 +86,12 @@ function checkOutputDir(config: RunConfig): CheckResult {
   }
 }
 
-function checkPreviousRun(config: RunConfig, rlEntry: string): CheckResult {
+function checkPreviousRun(run: RunPlan, rlEntry: string): CheckResult {
   const name = "no live run in output dir";
-  const outputDir = dirname(config.runDir);
+  const { runDir } = run.config;
+  const outputDir = dirname(runDir);
   // A trainer worker node joins the master's run in the shared output dir: the master's live pid file is expected.
-  if (isTrainerWorker(config)) return ok(name, `trainer worker node: joins the run in ${config.runDir}`);
+  if (run.worker) return ok(name, `trainer worker node: joins the run in ${runDir}`);
   const live = liveRuns(outputDir);
   if (live.length === 0) return ok(name, `no pid file with a live process under ${outputDir}`);
   const lines = live.map((r) => `${r.runDir} (${r.live.map((e) => `${e.role} pid ${e.pid}`).join(", ")})`);
@@ -83,16 +101,9 @@ function checkPreviousRun(config: RunConfig, rlEntry: string): CheckResult {
   );
 }
 
-async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
-  const { inference, trainer_process: tp } = config.root;
-  const wanted: Array<[string, string, number]> = [];
-  if (inference.kind !== "external" && !isTrainerWorker(config))
-    wanted.push(["inference", inference.host, inference.port]);
-  const trainer = trainerKind(config);
-  const rendezvous = trainer && (trainer.ranks?.(processContext(config), 0).rendezvous ?? true);
-  if (rendezvous && tp.node_rank === 0) wanted.push(["trainer rendezvous", tp.master_addr, tp.master_port]);
+async function checkPorts(ports: readonly PlannedPort[]): Promise<CheckResult[]> {
   const out: CheckResult[] = [];
-  for (const [what, host, port] of wanted) {
+  for (const { what, host, port } of ports) {
     const name = `port ${port} free (${what})`;
     out.push(
       (await portFree(host, port))
@@ -106,11 +117,10 @@ async function checkPorts(config: RunConfig): Promise<CheckResult[]> {
   return out;
 }
 
-async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
-  const { inference } = config.root;
-  if (inference.kind !== "external") return [];
+async function checkExternal(run: RunPlan): Promise<CheckResult[]> {
+  if (run.config.root.inference.kind !== "external") return [];
   const name = "external inference server answers";
-  const base = planOf(config).urls.inference;
+  const base = run.urls.inference;
   if (!base) return [skip(name, "no [inference] url; the policy's own base_url is used as is")];
   try {
     const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(5000) });
@@ -122,11 +132,11 @@ async function checkExternal(config: RunConfig): Promise<CheckResult[]> {
 }
 
 /** The URL a plugin sends requests to (`launch.needs`) must be the server the launcher starts (prime-rl checks the same). */
-function checkPolicyUrl(config: RunConfig): CheckResult[] {
-  const baseUrl = planOf(config).needs.inferenceUrl;
+function checkPolicyUrl(run: RunPlan): CheckResult[] {
+  const baseUrl = run.needs.inferenceUrl;
   if (baseUrl === undefined) return [];
   const name = "policy base_url reaches the inference server";
-  const server = planOf(config).urls.inference;
+  const server = run.urls.inference;
   if (!server) return [];
   let got: URL;
   let want: URL;
@@ -146,18 +156,16 @@ function checkPolicyUrl(config: RunConfig): CheckResult[] {
 }
 
 /** The program each process the launcher starts runs: the first word of the command its plugin declares. */
-function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[] {
+function checkPrograms(run: RunPlan, env: NodeJS.ProcessEnv): CheckResult[] {
   const wanted: Array<[string, string]> = [];
   const unbuilt: CheckResult[] = [];
-  const none = { ids: [], count: 0 };
-  for (const [role, kind] of [
-    ["inference", inferenceKind(config)],
-    ["trainer", trainerKind(config)],
+  for (const [role, planned] of [
+    ["inference", run.inference],
+    ["trainer", run.trainer],
   ] as const) {
-    if (!kind) continue;
+    if (!planned) continue;
     try {
-      const program = processSpec(kind, role === "trainer" ? "trainer_process" : "inference", config, none)
-        .argv[0];
+      const program = planned.kind.spec({ ...planned.ctx, gpuIds: [], gpuCount: 0 }).argv[0];
       if (program) wanted.push([role, program]);
     } catch (error) {
       unbuilt.push(fail(`${role} command`, (error as Error).message));
@@ -176,9 +184,9 @@ function checkPrograms(config: RunConfig, env: NodeJS.ProcessEnv): CheckResult[]
   return [...unbuilt, ...programs];
 }
 
-async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
-  const { launcher } = config.root;
-  const needs = planOf(config).needs;
+async function checkDocker(run: RunPlan): Promise<CheckResult[]> {
+  const { launcher } = run.config.root;
+  const { needs } = run;
   const images = launcher.docker_image ? [launcher.docker_image] : needs.dockerImages;
   const key = launcher.docker_image
     ? "[launcher] docker_image"
@@ -208,26 +216,27 @@ async function checkDocker(config: RunConfig): Promise<CheckResult[]> {
 }
 
 /**
- * Runs every preflight check that applies to the config, in order, without starting anything.
+ * Runs every preflight check that applies to the plan, in order, without starting anything; it reads the plan
+ * (ports, GPUs, URLs, process kinds, needs) and plans nothing itself.
  * A check that does not apply is left out; one that cannot be decided is "skip".
- * @example const results = await runPreflight(config); const failed = results.filter((r) => r.status === "fail");
+ * @example const results = await runPreflight(await preflightPlan(planOf(config))); results.filter((r) => r.status === "fail");
  */
 export async function runPreflight(
-  config: RunConfig,
+  plan: PreflightPlan,
   options: PreflightOptions = {},
 ): Promise<CheckResult[]> {
+  const { run } = plan;
   const env = options.env ?? process.env;
   const rlEntry = options.rlEntry ?? resolve(import.meta.dir, "bin", "rl.ts");
-  const results: CheckResult[] = [checkOutputDir(config), checkPreviousRun(config, rlEntry)];
-  results.push(...(await checkPorts(config)));
-  results.push(...checkGpus(config, env));
-  results.push(...checkCheckpointDisk(config, env, options.diskSpace));
-  results.push(...checkPolicyUrl(config));
-  results.push(...checkPrograms(config, env));
-  const audit = "audit" in options ? options.audit : await readAuditFindings(config.runDir);
-  results.push(...(await pluginPreflight(config, audit)));
-  results.push(...(await checkDocker(config)));
-  results.push(...(await checkExternal(config)));
+  const results: CheckResult[] = [checkOutputDir(run), checkPreviousRun(run, rlEntry)];
+  results.push(...(await checkPorts(run.ports)));
+  results.push(...checkGpus(run, plan.gpus, env));
+  results.push(...checkCheckpointDisk(run, env, options.diskSpace));
+  results.push(...checkPolicyUrl(run));
+  results.push(...checkPrograms(run, env));
+  results.push(...(await pluginPreflight(run.plugins, run.launch, plan.audit)));
+  results.push(...(await checkDocker(run)));
+  results.push(...(await checkExternal(run)));
   return results;
 }
 

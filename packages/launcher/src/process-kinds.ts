@@ -1,4 +1,4 @@
-import type { ProcessContext, ProcessKind, ProcessSpec } from "@air/core";
+import type { ProcessContext, ProcessKind } from "@air/core";
 import { knownKinds, type ProcessRole } from "./kind-table.ts";
 import { localCommand, localEnv } from "./local-paths.ts";
 import { LAUNCHER_KEYS, type RunConfig } from "./sections.ts";
@@ -20,6 +20,20 @@ export function trainerKind(config: RunConfig): ProcessKind | undefined {
 export function inferenceKind(config: RunConfig): ProcessKind | undefined {
   const { kind } = config.root.inference;
   return kind === "external" ? undefined : processKind("inference", kind);
+}
+
+/**
+ * The process the `role`'s section names, with the context its kind reads (`processContext`); undefined for
+ * `[trainer_process] kind = "none"` and `[inference] kind = "external"`.
+ * @example plannedProcess(config, "inference", "lora")?.ctx.weightUpdate // "lora"
+ */
+export function plannedProcess(
+  config: RunConfig,
+  role: ProcessRole,
+  weightUpdate?: "full" | "lora",
+): { kind: ProcessKind; ctx: ProcessContext } | undefined {
+  const kind = role === "inference" ? inferenceKind(config) : trainerKind(config);
+  return kind && { kind, ctx: processContext(config, role, weightUpdate) };
 }
 
 /** The GPUs `[deployment]` gives a role, counted, and the key that gives them. */
@@ -59,8 +73,12 @@ export function processContext(
     runDir: config.runDir,
     configFile: config.file,
     modelName: model.name,
-    trainerProcess: { ...tp, command: localCommand(config, tp.command), env: localEnv(config, tp.env) },
-    inference: { ...inf, command: localCommand(config, inf.command), env: localEnv(config, inf.env) },
+    trainerProcess: {
+      ...tp,
+      command: localCommand(config.dir, tp.command),
+      env: localEnv(config.dir, tp.env),
+    },
+    inference: { ...inf, command: localCommand(config.dir, inf.command), env: localEnv(config.dir, inf.env) },
     section: ownKeys(kind, role, role === "inference" ? inf : tp),
     model,
     run,
@@ -69,16 +87,4 @@ export function processContext(
     weightUpdate,
     trains: tp.kind !== "none",
   };
-}
-
-/** A process's spec, without writing its files (preflight reads its program). */
-export function processSpec(
-  kind: ProcessKind,
-  role: ProcessRole,
-  config: RunConfig,
-  gpus: { ids: number[]; count: number },
-  resumeStep?: number,
-): ProcessSpec {
-  const ctx = processContext(config, role);
-  return kind.spec({ ...ctx, gpuIds: gpus.ids, gpuCount: gpus.count, resumeStep });
 }

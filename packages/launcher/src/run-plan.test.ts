@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { loadConfig, parseOverrides } from "@air/core";
 import { builtinRegistry } from "./builtins.ts";
 import { resolveConfig } from "./cli.ts";
-import { runPreflight } from "./preflight.ts";
 import { planOf, planRun } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
-import { fakePath, REPO_ROOT, removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
+import { fakePath, preflightOf, REPO_ROOT, removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 
 afterAll(removeTempDirs);
 
@@ -75,7 +74,34 @@ test("the plugins' needs are asked once: validate plans, preflight reads that pl
   };
   const counting = planOf(counted);
   expect(asked).toBe(1);
-  await runPreflight(counting.config, { env: { ...process.env, PATH: fakePath() } });
-  await runPreflight(counting.config, { env: { ...process.env, PATH: fakePath() } });
+  await preflightOf(counting.config, { env: { ...process.env, PATH: fakePath() } });
+  await preflightOf(counting.config, { env: { ...process.env, PATH: fakePath() } });
   expect(asked).toBe(1);
+});
+
+test("the plan holds the ports, this machine's part and the loggers the orchestrator runs", async () => {
+  const fx = await writeFixtureConfig({ loggers: '[{ plugin = "console" }, { plugin = "jsonl" }]' });
+  const plan = planOf(await resolveConfig(fx.file, []));
+  const { inference, trainer_process: tp } = plan.config.root;
+  expect(plan.ports).toEqual([
+    { what: "inference", host: inference.host, port: fx.port },
+    { what: "trainer rendezvous", host: tp.master_addr, port: tp.master_port },
+  ]);
+  expect(plan.worker).toBe(false);
+  expect(plan.stateDir).toBe(fx.runDir);
+  expect(plan.usesDocker).toBe(false);
+  // the console logger prints step lines itself: the launcher's own step lines stand in for it
+  expect(plan.loggers.map((l) => l.spec)).toEqual(["jsonl"]);
+
+  const worker = planOf(
+    await resolveConfig(fx.file, ["--trainer_process.nnodes", "2", "--trainer_process.node_rank", "1"]),
+  );
+  expect(worker.worker).toBe(true);
+  expect(worker.stateDir).toBe(join(fx.runDir, "nodes", "node_1"));
+  expect(worker.ports).toEqual([]);
+  const external = planOf(
+    await resolveConfig(fx.file, ["--inference.kind", "external", "--inference.url", "http://h:9/v1"]),
+  );
+  expect(external.ports.map((p) => p.what)).toEqual(["trainer rendezvous"]);
+  expect(external.urls.inference).toBe("http://h:9");
 });

@@ -3,7 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { type CheckResult, type PreflightOptions, preflightPlan, runPreflight } from "./preflight.ts";
 import { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts";
+import { planOf } from "./run-plan.ts";
+import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER } from "./supervisor.ts";
 
 /** Test-only helpers (not exported from the package). */
@@ -218,4 +221,9 @@ export function killSurvivors(run: LauncherRun | undefined, runDir: string): voi
     }
   }
   if (run?.child.exitCode === null) run.child.kill("SIGKILL");
+}
+
+/** Preflight on a config as `rl check` runs it: the config's plan, its GPUs planned against `options.env`. */
+export async function preflightOf(config: RunConfig, options: PreflightOptions = {}): Promise<CheckResult[]> {
+  return runPreflight(await preflightPlan(planOf(config), options.env), options);
 }

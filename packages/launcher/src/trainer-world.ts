@@ -1,30 +1,21 @@
-import type { TrainerWorld } from "@air/core";
-import { processContext, trainerKind } from "./process-kinds.ts";
+import type { ProcessContext, ProcessKind, TrainerWorld } from "@air/core";
 import type { RunConfig } from "./sections.ts";
 
 /**
  * The trainer's ranks and data-parallel size, as prime-rl's `rl` derives `orchestrator.num_train_workers`
  * (`num_train_gpus // cp` on one node, `num_train_nodes * gpus_per_node // cp` on several), from what the
  * launcher starts: the ranks per node the trainer process kind starts for its GPUs (`ranks`; torchrun: one per GPU)
- * on each of `nnodes` nodes; the context parallel size as the kind reads it from its config (`contextParallel`). Undefined unless the launcher starts
- * a trainer process for a trainer plugin that derives settings from it (`launch.derive`).
- * @example trainerWorld(config) // { ranksPerNode: 5, nnodes: 1, cp: 1, dataWorldSize: 5, ... }
+ * on each of `nnodes` nodes; the context parallel size as the kind reads it from its config (`contextParallel`).
+ * Reads the planned trainer process only (its kind and context: the GPUs, `[trainer_process]`).
+ * @example trainerWorld(kind, processContext(config)) // { ranksPerNode: 5, nnodes: 1, cp: 1, dataWorldSize: 5, ... }
  */
-export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
-  const { trainer_process: tp, deployment: d } = config.root;
-  const kind = trainerKind(config);
-  if (!config.plugins.trainer.definition.launch?.derive || !kind) return undefined;
-  const gpus = d.trainer_gpu_ids.length > 0 ? d.trainer_gpu_ids.length : (d.num_train_gpus ?? 0);
-  const gpuKey = d.trainer_gpu_ids.length > 0 ? "deployment.trainer_gpu_ids" : "deployment.num_train_gpus";
-  const ctx = processContext(config);
+export function trainerWorld(kind: ProcessKind, ctx: ProcessContext): TrainerWorld {
+  const { nnodes, master_addr: masterAddr } = ctx.trainerProcess;
+  const { count: gpus, key: gpuKey } = ctx.gpus;
   const ranksPerNode = kind.ranks?.(ctx, gpus).perNode ?? Math.max(1, gpus);
-  const { cp, key: cpKey } = kind.contextParallel?.(ctx) ?? {
-    cp: 1,
-    key: "trainer_process.kind",
-  };
-  const world = ranksPerNode * tp.nnodes;
-  const dataWorldSize = Math.floor(world / cp);
-  return { ranksPerNode, nnodes: tp.nnodes, cp, dataWorldSize, gpuKey, cpKey, masterAddr: tp.master_addr };
+  const { cp, key: cpKey } = kind.contextParallel?.(ctx) ?? { cp: 1, key: "trainer_process.kind" };
+  const dataWorldSize = Math.floor((ranksPerNode * nnodes) / cp);
+  return { ranksPerNode, nnodes, cp, dataWorldSize, gpuKey, cpKey, masterAddr };
 }
 
 /**
@@ -33,7 +24,7 @@ export function trainerWorld(config: RunConfig): TrainerWorld | undefined {
  * object with them filled in (so `rl validate` prints them and the plugin packs one micro-batch list per rank), and
  * the problems of a config whose ranks, nodes and transport cannot work together, each naming the TOML keys (an
  * explicit value that contradicts the derived one names both). The config is not changed.
- * @example deriveTrainer(config, trainerWorld(config)).settings.data_world_size // 5
+ * @example deriveTrainer(config, trainerWorld(kind, ctx)).settings.data_world_size // 5
  */
 export function deriveTrainer(
   config: RunConfig,

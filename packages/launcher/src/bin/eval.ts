@@ -6,23 +6,14 @@ import { compareSummaries, type EvaluationReport, evaluateConfig } from "@air/ev
 import { readAuditFindings } from "../builtins.ts";
 import { EXIT, helpAsked, printUsage, reportConfigError, resolveConfig } from "../cli.ts";
 import { inferenceBaseUrl, inferenceChild } from "../commands.ts";
-import { type GpuMap, parseVisibleDevices, queryGpus, resolveGpuMap } from "../gpus.ts";
+import { planGpus } from "../gpus.ts";
+import { planOf } from "../run-plan.ts";
 import type { RunConfig } from "../sections.ts";
 import { Supervisor } from "../supervisor.ts";
 
 const USAGE = `usage:
   eval <config.toml> [--section.key value ...]         rollouts only: per-task and overall figures, pass@k
   eval compare <a.json> <b.json> ... [--names a,b,...]  compare stored evaluations (MLGym best/last AUP)`;
-
-/** The GPU map as `rl` computes it (counts take visible GPUs in order). */
-function gpuMap(config: RunConfig): GpuMap {
-  const d = config.root.deployment;
-  const counts = d.num_infer_gpus !== undefined || d.num_train_gpus !== undefined;
-  const visible = counts
-    ? (parseVisibleDevices(process.env.CUDA_VISIBLE_DEVICES) ?? queryGpus().map((g) => g.index))
-    : [];
-  return resolveGpuMap(d, visible);
-}
 
 /** `eval <config>`: starts the config's inference server when it has one, evaluates, stops the server. */
 async function evaluate(file: string, overrides: string[]): Promise<number> {
@@ -46,8 +37,11 @@ async function evaluate(file: string, overrides: string[]): Promise<number> {
   process.once("SIGINT", () => stop.abort());
   process.once("SIGTERM", () => stop.abort());
   try {
-    const gpus = gpuMap(config);
-    const spec = await inferenceChild(config, gpus);
+    // the GPU map as `rl` plans it (counts take visible GPUs in order)
+    const planned = planGpus(config.root.deployment, process.env);
+    if (planned.problem) throw new Error(planned.problem);
+    const gpus = planned.map;
+    const spec = await inferenceChild(planOf(config), gpus);
     if (spec) {
       process.stderr.write(`[eval] starting ${spec.role}: ${spec.argv.join(" ")}\n`);
       await supervisor.waitReady(supervisor.start(spec), stop.signal);
