@@ -192,12 +192,8 @@ def stop_before_row(step):
     at = os.environ.get("AIR_TINY_STOP_AFTER_STEP")
     if not at or int(at) != step:
         return
-    once = os.environ.get("AIR_TINY_STOP_ONCE")
-    if once:
-        if os.path.exists(once):
-            return
-        with open(once, "w") as f:
-            f.write(f"{step}\n")
+    if not ck.first_stop(os.environ.get("AIR_TINY_STOP_ONCE"), step):
+        return
     print(f"air_tiny: stopping (kill) after the broadcast and checkpoint of step {step}, before its metrics row", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
