@@ -4,8 +4,8 @@ each weights file is written where it is read (safetensors' `save_file` opens it
 already there), then `STABLE` is touched. A restarted or resumed trainer broadcasts its start step again into a
 directory that already has `STABLE`, so a reader of that step can see a truncated or half-written file.
 
-`AIR_TINY_BROADCAST_SLOW_S=S` (tests) pauses S seconds in the middle of each file of such a start broadcast (a
-step > 0: the weights of a step broadcast before), after half its bytes are on disk: a multi-GB save in progress.
+`AIR_TINY_BROADCAST_SLOW_S=S` (tests) pauses S seconds in the middle of the weights file of such a start broadcast
+(a step > 0: the weights of a step broadcast before), after half its bytes are on disk: a multi-GB save in progress.
 Each in-place broadcast logs `broadcast_in_place` events (`begin`, `end`) with the time, on stdout.
 """
 
@@ -57,8 +57,8 @@ def broadcast(broadcast_root, step, model, lora=None, base_model=None, pause_s=0
     os.makedirs(out, exist_ok=True)
     rewrite = os.path.exists(os.path.join(out, STABLE))
     print(json.dumps({"event": "broadcast_in_place", "phase": "begin", "step": step, "rewrite": rewrite, "t": time.time()}), flush=True)
-    for name, data in files(model, lora, base_model).items():
-        write(os.path.join(out, name), data, pause_s)
+    for i, (name, data) in enumerate(files(model, lora, base_model).items()):
+        write(os.path.join(out, name), data, pause_s if i == 0 else 0.0)  # the weights file comes first
     with open(os.path.join(out, STABLE), "a"):
         pass
     print(json.dumps({"event": "broadcast_in_place", "phase": "end", "step": step, "t": time.time()}), flush=True)
