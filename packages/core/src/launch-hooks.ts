@@ -284,6 +284,12 @@ export interface LaunchHooks<C> {
    */
   restartStep?(config: C, ctx: LaunchContext): number | undefined;
   /**
+   * Trainer: called before a crashed trainer process is restarted, with the checkpoint step it resumes from
+   * (`restartStep`'s answer): sets aside what the restarted trainer would rewrite in place while the inference
+   * server may still load it (prime-rl: finished broadcasts from that step on). Returns the paths it moved.
+   */
+  beforeRestart?(config: C, ctx: LaunchContext, resumeStep: number | undefined): string[];
+  /**
    * Trainer: why a restarted trainer process could not continue the run with this config, one message per reason
    * naming the TOML key (`rl validate` exits 2 when `max_restarts` > 0).
    */

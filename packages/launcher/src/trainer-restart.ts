@@ -64,11 +64,16 @@ export function restartProblems(config: RunConfig): string[] {
 /**
  * The checkpoint step a restarted trainer resumes from, through the trainer plugin's `launch.restartStep` hook
  * (prime-rl: the newest complete checkpoint at or before the newest finished broadcast). Undefined: a fresh start.
+ * Called right before the restarted trainer starts, it also lets the plugin set aside what that trainer would
+ * rewrite in place while the server may load it (`launch.beforeRestart`; prime-rl: broadcasts from that step on).
  * @example restartResumeStep(config) // 3
  */
 export function restartResumeStep(config: RunConfig): number | undefined {
   const { definition, config: trainerConfig } = config.plugins.trainer;
-  return definition.launch?.restartStep?.(trainerConfig, launchContext(config));
+  const ctx = launchContext(config);
+  const step = definition.launch?.restartStep?.(trainerConfig, ctx);
+  definition.launch?.beforeRestart?.(trainerConfig, ctx, step);
+  return step;
 }
 
 /**

@@ -11,10 +11,10 @@ import { primeRlConfigSchema } from "./options.ts";
 import { broadcastStepDir, primeRlPluginPaths, rolloutStepDir, STABLE_FILE } from "./paths.ts";
 import { PRIME_RL_PROCESSES } from "./processes.ts";
 import { restartProblems, restartStep } from "./restart.ts";
-import { resumeWeights } from "./resume-weights.ts";
+import { finishedWeightsDir, pruneSetAside, resumeWeights, setAsideForRestart } from "./resume-weights.ts";
 import { prepareRunDir } from "./run-dir.ts";
 import { readStepMap, writeStepMap } from "./steps.ts";
-import { waitForFile } from "./watch.ts";
+import { waitFor } from "./watch.ts";
 import { toTrainingSample } from "./wire.ts";
 import { ZmqMicroBatchSender } from "./zmq/sender.ts";
 
@@ -47,6 +47,7 @@ export default definePlugin({
     prepareRunDir,
     resumeWeights,
     restartStep,
+    beforeRestart: setAsideForRestart,
     restartProblems,
     finalWeights: exportFinalWeights,
   },
@@ -160,7 +161,8 @@ export default definePlugin({
           config.transport === "zmq"
             ? `sent over ${endpoint}`
             : `written to ${rolloutStepDir(runDir, n)}/${codec.version === "0.8" ? "train_rollouts.bin" : "rank_*.bin"}`;
-        await waitForFile(join(dir, STABLE_FILE), {
+        // The set-aside copy when a restart moved it there (a restarted trainer rewrites broadcasts in place).
+        const path = await waitFor(() => finishedWeightsDir(runDir, n), {
           pollMs: config.poll_ms,
           timeoutMs: config.weights_timeout_ms,
           signal,
@@ -171,7 +173,7 @@ export default definePlugin({
           waitMs: config.metrics_wait_ms,
           pollMs: config.poll_ms,
           signal,
-          nextStepStarted: () => existsSync(join(broadcastStepDir(runDir, n + 1), STABLE_FILE)),
+          nextStepStarted: () => finishedWeightsDir(runDir, n + 1) !== undefined,
         });
         if (missing)
           ctx.log.warn(`step ${step}: no trainer loss in its step line: ${missing} (${metricsFile})`);
@@ -183,10 +185,13 @@ export default definePlugin({
             newest: n,
             keepBroadcasts: config.keep_broadcasts,
           });
+          removed.push(...pruneSetAside(runDir, n));
           if (removed.length > 0)
             ctx.log.debug(`removed ${removed.length} old step dir(s): ${removed.join(", ")}`);
         }
-        return { version: step + 1, path: dir, kind, metrics: metrics ?? {} };
+        // After the metrics wait: a restart during it may have set this step's weights aside since.
+        const finished = finishedWeightsDir(runDir, n) ?? path;
+        return { version: step + 1, path: finished, kind, metrics: metrics ?? {} };
       },
       close: () => {
         sender?.close();

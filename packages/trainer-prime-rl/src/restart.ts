@@ -1,25 +1,23 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { LaunchContext } from "@air/core";
-import { resumeCheckpoint } from "./checkpoints.ts";
+import { resumeCheckpoint, stepNumbers } from "./checkpoints.ts";
 import type { PrimeRlConfig } from "./options.ts";
 import { broadcastStepDir, primeRlPluginPaths, STABLE_FILE } from "./paths.ts";
+import { resumeWeightsDir } from "./resume-weights.ts";
 
 /**
- * The newest prime-rl step whose weights the trainer finished (`broadcasts/step_N/STABLE`), or undefined when none.
- * A restarted trainer continues after it: its batch is trained once, the next one is read from its file.
+ * The newest prime-rl step whose weights the trainer finished (`broadcasts/step_N/STABLE`, or its copy set aside
+ * before a restart or resume: `resume-weights/step_N/STABLE`), or undefined when none. A restarted trainer
+ * continues after it: its batch is trained once, the next one is read from its file.
  * @example lastStableStep("/abs/out/run/prime-rl") // 4
  */
 export function lastStableStep(primeRunDir: string): number | undefined {
-  const root = dirname(broadcastStepDir(primeRunDir, 0));
-  if (!existsSync(root)) return undefined;
   let last: number | undefined;
-  for (const name of readdirSync(root)) {
-    const m = /^step_(\d+)$/.exec(name);
-    if (!m || !existsSync(join(root, name, STABLE_FILE))) continue;
-    const step = Number(m[1]);
-    if (last === undefined || step > last) last = step;
-  }
+  for (const root of [dirname(broadcastStepDir(primeRunDir, 0)), dirname(resumeWeightsDir(primeRunDir, 0))])
+    for (const step of stepNumbers(root))
+      if (existsSync(join(root, `step_${step}`, STABLE_FILE)) && (last === undefined || step > last))
+        last = step;
   return last;
 }
 

@@ -43,12 +43,8 @@ def between_payload_and_metadata(step):
     stop_at = os.environ.get("AIR_TINY_CKPT_STOP_AT")
     if not stop_at or int(stop_at) != step:
         return
-    once = os.environ.get("AIR_TINY_CKPT_STOP_ONCE")
-    if once:
-        if os.path.exists(once):
-            return
-        with open(once, "w") as f:
-            f.write(f"{step}\n")
+    if not first_stop(os.environ.get("AIR_TINY_CKPT_STOP_ONCE"), step):
+        return
     how = os.environ.get("AIR_TINY_CKPT_STOP_HOW") or "kill"
     print(f"air_tiny: stopping ({how}) between the payload and .metadata of checkpoint step {step}", flush=True)
     if how == "exit":
@@ -57,6 +53,16 @@ def between_payload_and_metadata(step):
         while True:
             time.sleep(3600)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def first_stop(once, step):
+    """False when the `once` file exists (a stop happened already); else creates it (when set) and returns True."""
+    if once:
+        if os.path.exists(once):
+            return False
+        with open(once, "w") as f:
+            f.write(f"{step}\n")
+    return True
 
 
 def step_path(root, step):

@@ -89,12 +89,10 @@ def adapter_state_dict(model):
     return {k: v.detach() for k, v in model.state_dict().items() if is_adapter_key(k)}
 
 
-def save_adapter(model, directory, lora, base_model):
-    """prime-rl's LoRA broadcast: the adapter weights and adapter_config.json, never the base weights."""
-    os.makedirs(directory, exist_ok=True)
-    safetensors_file.save(adapter_state_dict(model), os.path.join(directory, WEIGHTS_FILE))
+def adapter_config(model, lora, base_model):
+    """adapter_config.json's fields as prime-rl's `save_lora_config` writes them."""
     targets = sorted({n.split(".")[-1] for n, m in model.named_modules() if isinstance(m, LoRALinear)})
-    config = {
+    return {
         "peft_type": "LORA",
         "task_type": "CAUSAL_LM",
         "base_model_name_or_path": base_model,
@@ -105,8 +103,14 @@ def save_adapter(model, directory, lora, base_model):
         "target_modules": targets,
         "modules_to_save": None,
     }
+
+
+def save_adapter(model, directory, lora, base_model):
+    """prime-rl's LoRA broadcast: the adapter weights and adapter_config.json, never the base weights."""
+    os.makedirs(directory, exist_ok=True)
+    safetensors_file.save(adapter_state_dict(model), os.path.join(directory, WEIGHTS_FILE))
     with open(os.path.join(directory, CONFIG_FILE), "w") as f:
-        json.dump(config, f, indent=2)
+        json.dump(adapter_config(model, lora, base_model), f, indent=2)
 
 
 def load_adapter(directory):

@@ -14,7 +14,8 @@ NUMPY = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 CODES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.int64: "I64", torch.int32: "I32"}
 
 
-def save(tensors, path, metadata=None):
+def dumps(tensors, metadata=None):
+    """The bytes of a safetensors file holding `tensors`."""
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
         t = tensors[name].detach().cpu().contiguous()
@@ -27,9 +28,14 @@ def save(tensors, path, metadata=None):
     header["__metadata__"] = metadata or {"format": "pt"}
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw + b"".join(chunks)
+
+
+def save(tensors, path, metadata=None):
+    """Writes the file whole before it is visible (a temporary file, then a rename)."""
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(raw)) + raw + b"".join(chunks))
+        f.write(dumps(tensors, metadata))
     os.replace(tmp, path)
 
 

@@ -9,6 +9,8 @@ topic `data_rank|R|`; 0.8: samples R, R + N, ... of `train_rollouts.bin`), compu
 (loss.py), gradients are summed over ranks, and rank 0 broadcasts the weights (`broadcasts/step_N/model.pt`, or
 with `[model.lora]` only the adapter, lora.py; then `STABLE`; `step_0` at start), checkpoints and prunes as prime-rl does (ckpt.py), and appends the step's
 metrics row (prime-rl's FileMonitor JSONL) after STABLE. SIGTERM or SIGINT stops it between polls (exit 0).
+Broadcasts are written whole (ckpt.py), or in place as prime-rl writes them with `AIR_TINY_BROADCAST_IN_PLACE=1`
+(in_place.py); `AIR_TINY_STOP_AFTER_STEP=N` kills it after step N's checkpoint, before its row (tests).
 """
 
 import json
@@ -22,6 +24,7 @@ import torch
 
 from . import ckpt as ck
 from . import cli
+from . import in_place
 from . import model as tm
 from . import transport
 from .lora import apply_lora
@@ -136,8 +139,8 @@ def main(argv=None):
     if dist is not None:
         dist.barrier()
     if master:
-        # the incoming policy, before waiting for its rollouts
-        ck.broadcast(broadcasts, step - 1, model, s["lora"], s["model"])
+        # the incoming policy, before waiting for its rollouts (a restarted trainer's: a step broadcast before)
+        broadcast(broadcasts, step - 1, model, s, restart=step - 1 > 0)
     say("ready", step=step, run_dir=run_dir, rank=rank, world_size=size)
     finished = False
     while not stopping:
@@ -152,10 +155,11 @@ def main(argv=None):
         progress.update(step=step, total_samples=progress["total_samples"] + metrics["progress/samples"])
         progress["total_tokens"] += metrics["progress/trainable_tokens"]
         if master:
-            ck.broadcast(broadcasts, step, model, s["lora"], s["model"])
+            broadcast(broadcasts, step, model, s)
             ck.clean_broadcast(broadcasts, step, s["ckpt_interval"])
         if s["ckpt_interval"] and not last and step % s["ckpt_interval"] == 0:
             save(ckpts, step, model, optimizer, progress, dist, master)
+        stop_before_row(step)
         if master:
             # The metrics row after STABLE, as prime-rl logs it after broadcasting: a trainer killed before STABLE
             # and restarted trains the step again, and its row is written once.
@@ -172,6 +176,26 @@ def main(argv=None):
     if receiver is not None:
         receiver.close()
     return 0
+
+
+def broadcast(root, step, model, s, restart=False):
+    """prime-rl's broadcast of `step`: written whole (ckpt.py), or in place as prime-rl does (in_place.py)."""
+    if in_place.enabled():
+        in_place.broadcast(root, step, model, s["lora"], s["model"], in_place.slow_s() if restart else 0.0)
+    else:
+        ck.broadcast(root, step, model, s["lora"], s["model"])
+
+
+def stop_before_row(step):
+    """`AIR_TINY_STOP_AFTER_STEP=N` (tests): SIGKILL itself after step N's broadcast and checkpoint, before its
+    metrics row; once per `AIR_TINY_STOP_ONCE` file when that is set (created just before stopping)."""
+    at = os.environ.get("AIR_TINY_STOP_AFTER_STEP")
+    if not at or int(at) != step:
+        return
+    if not ck.first_stop(os.environ.get("AIR_TINY_STOP_ONCE"), step):
+        return
+    print(f"air_tiny: stopping (kill) after the broadcast and checkpoint of step {step}, before its metrics row", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def save(ckpts, step, model, optimizer, progress, dist, master):
