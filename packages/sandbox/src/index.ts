@@ -58,6 +58,12 @@ export {
   shellQuote,
 } from "./shell.ts";
 export {
+  ofRollout,
+  type SessionSnapshots,
+  snapshotHandleSchema,
+  snapshotId,
+} from "./snapshot-rollout.ts";
+export {
   enterDirectory,
   SnapshotStore,
   SnapshotUnavailableError,
