@@ -1,10 +1,11 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
-import { dockerReachable } from "@air/sandbox";
+import { dockerReachable, ofRollout, SnapshotStore } from "@air/sandbox";
 import { type HarborConfig, harborConfigSchema } from "./config.ts";
 import { harborLaunch } from "./launch.ts";
 import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
 import { HarborSession } from "./session.ts";
+import { parseState } from "./session-state.ts";
 import type { HarborTask } from "./task.ts";
 import { loadHarborTaskSet } from "./task-set.ts";
 
@@ -46,6 +47,8 @@ export async function createHarborEnvironment(
     config,
     root,
   );
+  // each turn's sandbox snapshot (rl --resume), in the run dir so a new process finds it
+  const snapshots = new SnapshotStore(join(ctx.runDir, "snapshots"));
   const tasks = new Map<string, HarborTask>();
   for (const [name, task] of set.tasks) {
     try {
@@ -77,15 +80,36 @@ export async function createHarborEnvironment(
         score: { priorityMetric: config.metric, directions: {}, baseline: { [config.metric]: 0 } },
       })),
     );
+  const taskOf = (example: Example, hook: string): HarborTask => {
+    const name = String(example.data?.taskName ?? example.task);
+    const task = tasks.get(name);
+    if (!task) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "harbor", hook });
+    return task;
+  };
   return {
     examples: async (split) => examplesOf(names(split)),
     canFork: true,
     async open(example, info) {
-      const name = String(example.data?.taskName ?? example.task);
-      const task = tasks.get(name);
-      if (!task) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "harbor", hook: "open" });
-      const sandbox = await runtime.open(task, { rolloutId: info.rolloutId, signal: info.signal });
-      return new HarborSession(sandbox, task, { config, sandboxes: runtime, rolloutId: info.rolloutId });
+      const task = taskOf(example, "open");
+      const { rolloutId, signal } = info;
+      const sandbox = await runtime.open(task, { rolloutId, signal });
+      const session = { config, sandboxes: runtime, rolloutId, snapshots: { store: snapshots, rolloutId } };
+      return new HarborSession(sandbox, task, session);
+    },
+    // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
+    keepStates: async (rolloutIds) => {
+      await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
+    },
+    // rl --resume: a new sandbox from the recorded snapshot (files, modes, directory), the agent's time taken over
+    async restore(example, info) {
+      const task = taskOf(example, "restore");
+      const state = parseState(info.state);
+      const { rolloutId, signal } = info;
+      const sandbox = await runtime.open(task, { rolloutId, signal, restore: state.snapshot });
+      const session = { config, sandboxes: runtime, rolloutId, snapshots: { store: snapshots, rolloutId } };
+      const restored = new HarborSession(sandbox, task, session);
+      restored.resumeFrom(state);
+      return restored;
     },
     close: () => runtime.close(),
   };

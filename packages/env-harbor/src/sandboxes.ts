@@ -9,6 +9,7 @@ import {
   type Runtime,
   runProcess,
   type Sandbox,
+  type SnapshotHandle,
   type TaskEnvironment,
   type TaskFiles,
 } from "@air/sandbox";
@@ -201,7 +202,11 @@ export class HarborSandboxes {
     }
   }
 
-  async open(task: HarborTask, options: { rolloutId: string; signal?: AbortSignal }): Promise<Sandbox> {
+  /** A sandbox of the task: fresh, or restored from a stored snapshot (`restore`, `rl --resume`). */
+  async open(
+    task: HarborTask,
+    options: { rolloutId: string; signal?: AbortSignal; restore?: SnapshotHandle },
+  ): Promise<Sandbox> {
     return this.runtime.acquire(await this.filesOf(task), options);
   }
 

@@ -1,10 +1,25 @@
-import { join } from "node:path";
-import { commandStep, type EnvSession, type Generation, type Message, type StepResult } from "@air/core";
-import { type Sandbox, shellQuote } from "@air/sandbox";
+import { dirname, join } from "node:path";
+import {
+  commandStep,
+  type EnvSession,
+  type EnvState,
+  type Generation,
+  type Message,
+  type StepResult,
+} from "@air/core";
+import {
+  ofRollout,
+  type Sandbox,
+  type SessionSnapshots,
+  SnapshotStore,
+  shellQuote,
+  snapshotId,
+} from "@air/sandbox";
 import type { HarborConfig } from "./config.ts";
 import { resolveEnvVars } from "./env-vars.ts";
 import { readRewardFiles } from "./reward.ts";
 import type { HarborSandboxes } from "./sandboxes.ts";
+import { type HarborState, stateJson } from "./session-state.ts";
 import { HARBOR_PATHS, type HarborTask } from "./task.ts";
 
 /** The reply that ends the episode and runs the verifier. */
@@ -55,6 +70,8 @@ export interface HarborSessionOptions {
   /** The runtime the sandbox came from: it releases it, and forks it (tree rollouts). */
   sandboxes: HarborSandboxes;
   rolloutId: string;
+  /** Where `saveState` stores the sandbox's snapshots (`rl --resume`); without it the session records no state. */
+  snapshots?: SessionSnapshots;
   /** Called once with the episode's verifier outcome (for logs). */
   onVerified?: (info: Record<string, unknown>) => void;
 }
@@ -236,12 +253,48 @@ export class HarborSession implements EnvSession {
     const { sandboxes, rolloutId } = this.options;
     const id = `${rolloutId}-fork${++this.forks}`;
     const sandbox = await sandboxes.fork(this.task, this.sandbox, id);
-    const sibling = new HarborSession(sandbox, this.task, { ...this.options, rolloutId: id });
+    const snapshots = this.options.snapshots && { ...this.options.snapshots, rolloutId: id };
+    const sibling = new HarborSession(sandbox, this.task, { ...this.options, rolloutId: id, snapshots });
     if (this.cwd && this.cwd !== sandbox.workspace)
       sibling.cwd = (await sandbox.exec(`cd ${shellQuote(this.cwd)}`, 30_000)).cwd;
     sibling.usedMs = this.usedMs;
     sibling.done = this.done;
     return sibling;
+  }
+
+  /**
+   * The session's state after turn `turnIndex` (`orchestrator.resume_rollouts`): the sandbox's stored snapshot
+   * (`<rollout>-t<turn>`; those before the turn before go: a kill before the store
+   * records this turn resumes from that one) and the agent's time used.
+   */
+  async saveState(turnIndex: number): Promise<EnvState> {
+    const snaps = this.options.snapshots;
+    if (!snaps) throw new Error("this harbor session was opened without a snapshot store");
+    const runtime = this.options.sandboxes.runtime;
+    const snapshot = await runtime.saveSnapshot(
+      this.sandbox,
+      snaps.store,
+      snapshotId(snaps.rolloutId, turnIndex),
+    );
+    await snaps.store.prune((h) => ofRollout(snaps.rolloutId, h.id, turnIndex - 1));
+    return stateJson({ snapshot, usedMs: this.usedMs });
+  }
+
+  /** The rollout ended: its snapshots go (also those in the store it was restored from, when that is another). */
+  async dropState(): Promise<void> {
+    const snaps = this.options.snapshots;
+    if (!snaps) return;
+    for (const store of [snaps.store, this.restoredFrom])
+      await store?.prune((h) => ofRollout(snaps.rolloutId, h.id));
+  }
+  private restoredFrom: SnapshotStore | undefined;
+
+  /** Continues a recorded state (`saveState`) in this session, whose sandbox was restored from its snapshot. */
+  resumeFrom(state: HarborState): void {
+    this.usedMs = state.usedMs;
+    this.cwd = state.snapshot.cwd;
+    const dir = dirname(state.snapshot.path);
+    if (dir !== this.options.snapshots?.store.dir) this.restoredFrom = new SnapshotStore(dir);
   }
 
   async close(): Promise<void> {

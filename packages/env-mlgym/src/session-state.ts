@@ -1,5 +1,5 @@
 import { type EnvState, z } from "@air/core";
-import type { SnapshotHandle } from "@air/sandbox";
+import { type SnapshotHandle, snapshotHandleSchema } from "@air/sandbox";
 import type { SessionSnapshot } from "./session-types.ts";
 
 /**
@@ -13,18 +13,7 @@ export interface MlgymState {
   lastScore: number | null;
 }
 
-/** The snapshot id of `rolloutId`'s state after turn `turn`. */
-export function snapshotId(rolloutId: string, turn: number): string {
-  return `${rolloutId}-t${turn}`;
-}
-
-/** True for a snapshot of `rolloutId` (any turn), earlier than turn `before` when given. */
-export function ofRollout(rolloutId: string, id: string, before?: number): boolean {
-  const prefix = `${rolloutId}-t`;
-  if (!id.startsWith(prefix)) return false;
-  const turn = Number(id.slice(prefix.length));
-  return Number.isInteger(turn) && (before === undefined || turn < before);
-}
+export { ofRollout, type SessionSnapshots, snapshotId } from "@air/sandbox";
 
 /** An {@link MlgymState} as JSON (what the loop records). */
 export function stateJson(state: MlgymState): EnvState {
@@ -37,14 +26,7 @@ export function stateJson(state: MlgymState): EnvState {
 }
 
 const recordedState = z.object({
-  snapshot: z.object({
-    id: z.string(),
-    format: z.enum(["tree", "tar"]),
-    path: z.string(),
-    cwd: z.string(),
-    bytes: z.number(),
-    createdAtMs: z.number(),
-  }),
+  snapshot: snapshotHandleSchema,
   session: z.object({
     openFile: z.string().optional(),
     top: z.number(),

@@ -1,5 +1,5 @@
 import type { EnvSession } from "@air/core";
-import type { Sandbox, SnapshotStore } from "@air/sandbox";
+import type { Sandbox, SessionSnapshots } from "@air/sandbox";
 import type { MlgymAgent } from "./aci/mlgym-agent.ts";
 import type { MlgymConfig } from "./config.ts";
 
@@ -14,12 +14,6 @@ export interface SessionSnapshot {
   cwd: string;
   /** Steps already taken. */
   step: number;
-}
-
-/** Where a session's snapshots go and under which rollout they are named (`<rollout>-t<turn>`). */
-export interface SessionSnapshots {
-  store: SnapshotStore;
-  rolloutId: string;
 }
 
 export interface SessionOptions {

@@ -33,7 +33,9 @@ function turnAt(i: number, previous: Turn | undefined): Turn {
     observation: `obs ${i}`,
     promptTokenIds: Int32Array.from([...base, 1000 + i, -7, 2 ** 31 - 1]),
     completionTokenIds: Int32Array.from([i, i + 1, 65_000]),
-    completionLogprobs: Float32Array.from([-0.125 * i, -3.5, -1e-7]),
+    completionLogprobs: Float32Array.from([-0.125 * i, i === 1 ? 0 : -3.5, -1e-7]),
+    // llama.cpp gave turn 1's middle token no logprob: masked, kept out of the loss after the resume too
+    ...(i === 1 && { completionMask: [1, 0, 1] }),
     policyVersion: i < 2 ? 3 : 4,
     action: { text: `reply ${i}`, command: `cmd ${i}` },
     scores: i === 1 ? { r2: 0.5 } : undefined,
@@ -95,6 +97,7 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
     expect(Array.from(turn.promptTokenIds)).toEqual(Array.from(want.promptTokenIds));
     expect(Array.from(turn.completionTokenIds)).toEqual(Array.from(want.completionTokenIds));
     expect(Array.from(turn.completionLogprobs)).toEqual(Array.from(want.completionLogprobs));
+    expect(turn.completionMask).toEqual(want.completionMask);
     expect(turn.promptMessages).toEqual(want.promptMessages);
     expect(turn).toMatchObject({
       index: i,
@@ -105,6 +108,8 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
     });
   }
   expect(recorded!.turns[1]!.scores).toEqual({ r2: 0.5 });
+  expect(recorded!.turns[1]!.completionMask).toEqual([1, 0, 1]);
+  expect("completionMask" in recorded!.turns[0]!).toBe(false);
   // turn 1 stored only its own 3 prompt ids after the 6 it shares with turn 0; turn 2 (no shared prefix) all
   const bases = second.db.select({ base: turnResume.promptIdsBase }).from(turnResume).all();
   expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6, 0, 0]);

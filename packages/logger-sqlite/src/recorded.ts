@@ -63,7 +63,8 @@ function turnOf(
 
 /**
  * The stored rollouts `ids` of run `runId` rebuilt for `rl --resume` (`RecordedRollout`): every turn with its
- * prompt, token ids (the prompt's rebuilt from the previous turn's ids and its own tail), logprobs and version,
+ * prompt, token ids (the prompt's rebuilt from the previous turn's ids and its own tail), logprobs, completion
+ * mask (a masked token stays out of the loss after the resume) and version,
  * and the resume point of the last turn. A rollout whose turns do not all have their resume row is left out.
  * @example const recorded = readRecordedRollouts(db, 1, ["s3-r0", "s3-r1"]);
  */
@@ -95,6 +96,7 @@ export function readRecordedRollouts(db: StoreDb, runId: number, ids: string[]):
       }
       prompt.set(tail, r.promptIdsBase);
       previous = turnOf(row, prompt, int32s(r.completionIds), float32s(r.logprobs));
+      if (r.completionMask) previous.completionMask = Array.from(r.completionMask);
       turns.push(previous);
     }
     if (turns.length !== stored.turns.length) continue;

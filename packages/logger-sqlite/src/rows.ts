@@ -80,7 +80,8 @@ function promptIdsBase(turn: Turn, previous: Turn | undefined): number {
 
 /**
  * The `turn_resume` row of a turn with a resume point: its token ids (the prompt's after those it shares with the
- * previous turn's prompt and completion), logprobs and the env's point.
+ * previous turn's prompt and completion), logprobs, completion mask (llama.cpp's tokens without a logprob) and the
+ * env's point.
  */
 export function turnResumeRow(
   runId: number,
@@ -98,6 +99,7 @@ export function turnResumeRow(
     promptIds: int32Bytes(turn.promptTokenIds.slice(base)),
     completionIds: int32Bytes(turn.completionTokenIds),
     logprobs: float32Bytes(turn.completionLogprobs),
+    completionMask: turn.completionMask ? Buffer.from(Uint8Array.from(turn.completionMask)) : null,
     pointJson: JSON.stringify(point),
   };
 }

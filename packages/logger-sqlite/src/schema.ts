@@ -151,7 +151,8 @@ export const turns = sqliteTable(
 /**
  * What `rl --resume` needs to continue a turn's rollout (`orchestrator.resume_rollouts`), written with the turn in
  * one transaction: the token ids (the prompt's after the first `promptIdsBase`, which are the previous turn's prompt
- * and completion), the completion's logprobs (little-endian int32 / float32 bytes) and the env's resume point.
+ * and completion), the completion's logprobs (little-endian int32 / float32 bytes), its mask and the env's resume
+ * point.
  */
 export const turnResume = sqliteTable(
   "turn_resume",
@@ -163,6 +164,8 @@ export const turnResume = sqliteTable(
     promptIds: blob("prompt_ids", { mode: "buffer" }).notNull(),
     completionIds: blob("completion_ids", { mode: "buffer" }).notNull(),
     logprobs: blob("logprobs", { mode: "buffer" }).notNull(),
+    /** `Turn.completionMask` (one byte per completion token, 0: no logprob, not trained on); null when absent (all 1). */
+    completionMask: blob("completion_mask", { mode: "buffer" }),
     /** `{ state, done }`: the env session's state after the turn (`EnvSession.saveState`). */
     pointJson: text("point_json").notNull(),
   },

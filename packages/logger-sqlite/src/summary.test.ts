@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Message, Trajectory, Turn } from "@air/core";
 import { makeTrajectory, makeTurn } from "@air/core/testing";
-import { promptBase, rebuildPrompts, summarizeTrajectory, tailFromPrevious } from "./summary.ts";
+import { logprobMean, promptBase, rebuildPrompts, summarizeTrajectory, tailFromPrevious } from "./summary.ts";
 
 const msg = (role: Message["role"], content: string): Message => ({ role, content });
 
@@ -74,4 +74,17 @@ describe("prompt deltas", () => {
     ];
     expect(rebuildPrompts(stored)).toEqual([p0, p1, [...p1, msg("assistant", "b"), msg("user", "q")]]);
   });
+});
+
+test("logprobMean leaves out the tokens without a logprob (completionMask 0), null when none has one", () => {
+  const logprobs = Float32Array.from([-1, 0, -3, 0]);
+  expect(logprobMean(makeTurn({ completionLogprobs: logprobs }))).toBeCloseTo(-1, 6);
+  expect(logprobMean(makeTurn({ completionLogprobs: logprobs, completionMask: [1, 0, 1, 0] }))).toBeCloseTo(
+    -2,
+    6,
+  );
+  expect(
+    logprobMean(makeTurn({ completionLogprobs: Float32Array.from([0]), completionMask: [0] })),
+  ).toBeNull();
+  expect(logprobMean(makeTurn({ completionLogprobs: new Float32Array(0) }))).toBeNull();
 });

@@ -116,11 +116,19 @@ export function rebuildPrompts(stored: StoredPrompt[]): Message[][] {
   return out;
 }
 
-/** Mean of a turn's completion logprobs (null without any). */
+/**
+ * Mean of a turn's completion logprobs, leaving out the tokens its `completionMask` marks 0 (llama.cpp gave them
+ * no logprob; their stored 0 is not one). Null without any.
+ */
 export function logprobMean(turn: Turn): number | null {
   const lp = turn.completionLogprobs;
-  if (!lp || lp.length === 0) return null;
+  const mask = turn.completionMask;
   let sum = 0;
-  for (const x of lp) sum += x;
-  return sum / lp.length;
+  let n = 0;
+  for (let i = 0; i < (lp?.length ?? 0); i++) {
+    if (mask?.[i] === 0) continue;
+    sum += lp[i] as number;
+    n++;
+  }
+  return n === 0 ? null : sum / n;
 }

@@ -58,6 +58,12 @@ export {
   type ShellResult,
   shellQuote,
 } from "./shell.ts";
+export {
+  ofRollout,
+  type SessionSnapshots,
+  snapshotHandleSchema,
+  snapshotId,
+} from "./snapshot-rollout.ts";
 export { SnapshotStore, SnapshotUnavailableError } from "./snapshot-store.ts";
 export { enterDirectory } from "./snapshot-tar.ts";
 export {

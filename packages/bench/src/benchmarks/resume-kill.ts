@@ -5,12 +5,18 @@ import { join, resolve } from "node:path";
 import { trackChild } from "../proc.ts";
 
 const REPO = resolve(import.meta.dir, "../../../..");
-const CONFIG = "configs/quickstart.toml";
+/** The multi-turn runs killed: the quickstart (mlgym, bubblewrap) and a Harbor task (hello-file, bubblewrap). */
+export const KILL_CONFIGS = {
+  quickstart: "configs/quickstart.toml",
+  harbor: "configs/harbor/learn.toml",
+} as const;
+export type KillTask = keyof typeof KILL_CONFIGS;
 const RUN = "bench-resume";
 const BOUND_MS = 10 * 60_000;
 
 /** What one kill -9 and `--resume` cost: the rollouts at risk and the environment steps run again. */
 export interface KillOutcome {
+  task: KillTask;
   arm: "today" | "now";
   /** Rollouts of untrained steps with at least one recorded turn when the kill came. */
   inFlight: number;
@@ -87,12 +93,13 @@ function launch(args: string[]) {
 }
 
 /**
- * One crash of the 4-turn quickstart: run until step 0 is trained, wait `delayMs` more, kill -9 the launcher and
+ * One crash of a 4-turn run of `task` (`KILL_CONFIGS`): run until step 0 is trained, wait `delayMs` more, kill -9 the launcher and
  * every process group it started (tiny inference, tiny trainer), read what the store holds of the untrained steps,
  * `--resume` to the end and count the recorded turns that ran again. `arm` "today": `resume_rollouts = false`.
- * @example const outcome = await killAndResume("now", 3000, 3);
+ * @example const outcome = await killAndResume("quickstart", "now", 3000, 3);
  */
 export async function killAndResume(
+  task: KillTask,
   arm: "today" | "now",
   delayMs: number,
   maxSteps: number,
@@ -102,7 +109,7 @@ export async function killAndResume(
   const dbPath = join(runDir, "air.db");
   const port = freePort();
   const args = [
-    CONFIG,
+    KILL_CONFIGS[task],
     "--run.output_dir",
     out,
     "--run.name",
@@ -144,6 +151,7 @@ export async function killAndResume(
     let redone = 0;
     for (const [id, turns] of risk) redone += kept.get(id) === turns ? 0 : turns;
     return {
+      task,
       arm,
       inFlight: risk.size,
       recordedTurns: [...risk.values()].reduce((a, b) => a + b, 0),

@@ -5,12 +5,12 @@ import type { BenchReport } from "../report.ts";
 import { fmt, seededRandom } from "../stats.ts";
 import type { BenchOptions } from "./pipeline.ts";
 import { median, type SnapshotCost, snapshotCost } from "./resume-cost.ts";
-import { type KillOutcome, killAndResume } from "./resume-kill.ts";
+import { KILL_CONFIGS, type KillOutcome, type KillTask, killAndResume } from "./resume-kill.ts";
 import { dockerReady } from "./tree-fork.ts";
 
 /** Steps of each killed run: the kill lands in step 1 or 2, and the resume finishes the run. */
 const MAX_STEPS = 3;
-/** Kills land uniformly in this window after step 0 was trained (a 4-turn quickstart step takes ~5–15 s here). */
+/** Kills land uniformly in this window after step 0 was trained (a 4-turn step takes ~5–15 s here). */
 const WINDOW_MS = 8000;
 
 function lost(outcomes: KillOutcome[]): {
@@ -27,31 +27,40 @@ function lost(outcomes: KillOutcome[]): {
 
 /**
  * Benchmark 16: what a crash costs with durable rollouts (`orchestrator.resume_rollouts`) and without, and what
- * recording a turn's state costs. Kills: the 4-turn quickstart (tiny inference and trainer, mlgym on bubblewrap) is
- * killed -9 with its children at seeded random moments after step 0, then `--resume`d, alternating the arms
- * kill by kill. Cost: `saveState` after a `python train.py` turn on apartmentRent, 1 MB and 100 MB of agent files,
+ * recording a turn's state costs. Kills: the 4-turn quickstart (tiny inference and trainer, mlgym on bubblewrap)
+ * and a Harbor task (configs/harbor/learn.toml: hello-file on bubblewrap, 4 turns) are each killed -9 with their
+ * children at seeded random moments after step 0 (20 per arm, 3 with `--quick`), then `--resume`d, alternating
+ * the arms kill by kill. Cost: `saveState` after a `python train.py` turn on apartmentRent, 1 MB and 100 MB of agent files,
  * local and docker.
  * @example const report = await resumeBenchmark({ quick: true });
  */
 export async function resumeBenchmark(options: BenchOptions): Promise<BenchReport> {
-  const kills = options.quick ? 3 : 10;
+  const kills = options.quick ? 3 : 20;
   const turns = options.quick ? 3 : 8;
-  const rand = seededRandom(36);
+  const tasks = Object.keys(KILL_CONFIGS) as KillTask[];
   const outcomes: KillOutcome[] = [];
   const failures: string[] = [];
-  for (let i = 0; i < kills; i++) {
-    const delay = Math.floor(rand() * WINDOW_MS);
-    for (const arm of ["today", "now"] as const) {
-      try {
-        outcomes.push(await killAndResume(arm, delay, MAX_STEPS));
-        process.stderr.write(`[resume] kill ${i + 1}/${kills} ${arm}: ${JSON.stringify(outcomes.at(-1))}\n`);
-      } catch (error) {
-        failures.push(`kill ${i + 1} (${arm}) failed: ${String(error).slice(0, 300)}`);
+  for (const task of tasks) {
+    const rand = seededRandom(36);
+    for (let i = 0; i < kills; i++) {
+      const delay = Math.floor(rand() * WINDOW_MS);
+      for (const arm of ["today", "now"] as const) {
+        try {
+          outcomes.push(await killAndResume(task, arm, delay, MAX_STEPS));
+          process.stderr.write(
+            `[resume] ${task} kill ${i + 1}/${kills} ${arm}: ${JSON.stringify(outcomes.at(-1))}\n`,
+          );
+        } catch (error) {
+          failures.push(`${task} kill ${i + 1} (${arm}) failed: ${String(error).slice(0, 300)}`);
+        }
       }
     }
   }
-  const today = lost(outcomes.filter((o) => o.arm === "today"));
-  const now = lost(outcomes.filter((o) => o.arm === "now"));
+  const of = (task: KillTask | undefined, arm: "today" | "now") =>
+    outcomes.filter((o) => o.arm === arm && (task === undefined || o.task === task));
+  const today = lost(of(undefined, "today"));
+  const now = lost(of(undefined, "now"));
+  const perTask = tasks.map((task) => ({ task, today: lost(of(task, "today")), now: lost(of(task, "now")) }));
 
   const root = mkdtempSync(join(tmpdir(), "air-bench-resume-cost-"));
   const costs: SnapshotCost[] = [];
@@ -77,6 +86,10 @@ export async function resumeBenchmark(options: BenchOptions): Promise<BenchRepor
     command: `bun run bench resume${options.quick ? " --quick" : ""} --write`,
     goals: [
       `environment steps redone ÷ in-flight rollouts per crash ≤ 1: **${fmt(now.perRollout)}** with resume_rollouts (today, without: **${fmt(today.perRollout)}**) — ${now.perRollout <= 1 ? "met" : "missed"}`,
+      ...perTask.map(
+        (t) =>
+          `${t.task}: **${fmt(t.now.perRollout)}** with resume_rollouts, **${fmt(t.today.perRollout)}** without`,
+      ),
       `snapshot time per turn ÷ the turn's wall time ≤ 5% local (the worse of 1 MB and 100 MB): **${fmt(100 * worstLocal)}%** — ${worstLocal <= 0.05 ? "met" : "missed"}`,
       ...(dockerCosts.length
         ? [`docker: **${dockerCosts.map((c) => `${fmt(100 * ratio(c))}% at ${c.mb} MB`).join(", ")}**`]
@@ -84,8 +97,9 @@ export async function resumeBenchmark(options: BenchOptions): Promise<BenchRepor
     ],
     tables: [
       {
-        title: `kill -9 of the 4-turn quickstart with its children, then --resume (${kills} seeded moments within ${WINDOW_MS / 1000} s after step 0; both arms at each)`,
+        title: `kill -9 of a 4-turn run with its children, then --resume (${kills} seeded moments within ${WINDOW_MS / 1000} s after step 0 per task; both arms at each)`,
         headers: [
+          "task",
           "arm",
           "crashes",
           "rollouts in flight",
@@ -93,21 +107,25 @@ export async function resumeBenchmark(options: BenchOptions): Promise<BenchRepor
           "turns redone",
           "redone ÷ in flight",
         ],
-        rows: [
+        rows: tasks.flatMap((task) =>
           [
-            "today (resume_rollouts = false)",
-            today,
-            outcomes.filter((o) => o.arm === "today").length,
-          ] as const,
-          ["now (resume_rollouts = true)", now, outcomes.filter((o) => o.arm === "now").length] as const,
-        ].map(([name, l, n]) => [
-          name,
-          String(n),
-          String(l.inFlight),
-          String(l.recorded),
-          String(l.redone),
-          fmt(l.perRollout),
-        ]),
+            [
+              task,
+              "today (resume_rollouts = false)",
+              lost(of(task, "today")),
+              of(task, "today").length,
+            ] as const,
+            [task, "now (resume_rollouts = true)", lost(of(task, "now")), of(task, "now").length] as const,
+          ].map(([t, name, l, n]) => [
+            t,
+            name,
+            String(n),
+            String(l.inFlight),
+            String(l.recorded),
+            String(l.redone),
+            fmt(l.perRollout),
+          ]),
+        ),
       },
       {
         title: `per turn, p50 ms (n = ${turns}): the turn is apartmentRent's \`python train.py\` through the mlgym env; save = \`saveState\` after it`,

@@ -1,0 +1,1 @@
+ALTER TABLE `turn_resume` ADD `completion_mask` blob;
