@@ -72,6 +72,8 @@ export class Orchestrator {
   private readonly recorded = new Map<string, RecordedRollout[]>();
   /** Their ids: a new rollout never takes one. */
   private readonly recordedIds = new Set<string>();
+  /** Ended train rollouts' `dropState`, by step: run once that step is trained (`keepState`). */
+  private readonly heldStates = new Map<number, Array<() => Promise<void>>>();
 
   constructor(
     private readonly parts: RunParts,
@@ -212,6 +214,16 @@ export class Orchestrator {
       const metrics = { ...(weights.metrics ?? {}), "time/train_wait_s": (Date.now() - t0) / 1000 };
       await bus.emit("weights:updated", { weights, metrics });
     }
+    await this.dropHeldStates(step);
+  }
+
+  /** The held states of rollouts of steps up to `step`, now trained: a resume starts after them. */
+  private async dropHeldStates(step: number): Promise<void> {
+    for (const [s, drops] of [...this.heldStates]) {
+      if (s > step) continue;
+      this.heldStates.delete(s);
+      for (const drop of drops) await drop();
+    }
   }
 
   /** Rollouts on the eval split with the weights trained so far; emits eval:end with per-task reward means. */
@@ -295,6 +307,8 @@ export class Orchestrator {
     const recorded = split === "train" ? this.recorded.get(groupId)?.shift() : undefined;
     const deps = attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o });
     deps.resumeRollouts = split === "train" && o.resume_rollouts;
+    if (deps.resumeRollouts)
+      deps.keepState = (s, drop) => this.heldStates.set(s, [...(this.heldStates.get(s) ?? []), drop]);
     try {
       return await rolloutWithRetries(deps, {
         rolloutId: recorded?.rolloutId ?? this.nextRolloutId(split === "eval" ? "e" : "s", step),

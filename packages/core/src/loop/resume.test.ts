@@ -208,3 +208,15 @@ test("a recorded rollout that had ended before the kill is taken as it was: no e
   expect(t.metrics["resume/turn"]).toBe(4);
   expect(again.starts.map((s) => s.resumedAt)).toEqual([4]);
 });
+
+test("keepState: an ended rollout's state is held until its holder drops it (its step trained), not as the rollout ends", async () => {
+  const held = setup();
+  const drops: Array<{ step: number; drop: () => Promise<void> }> = [];
+  held.deps.keepState = (step, drop) => drops.push({ step, drop });
+  await rolloutWithRetries(held.deps, { ...input, step: 3 });
+  // rollout:end has been emitted, but a kill now must still find the snapshots the store may need
+  expect(held.dropped).toEqual([]);
+  expect(drops.map((d) => d.step)).toEqual([3]);
+  await drops[0]!.drop();
+  expect(held.dropped).toEqual(["s0-r0"]);
+});

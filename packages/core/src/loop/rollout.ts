@@ -18,6 +18,12 @@ export interface RolloutDeps {
   signal: AbortSignal;
   /** Record each turn's resume point (`orchestrator.resume_rollouts`, train rollouts of a flat run). */
   resumeRollouts?: boolean;
+  /**
+   * Where an ended rollout's `dropState` goes when its state must outlive the rollout: a kill before its
+   * rollout:end reaches the store leaves it recorded as in flight, so its snapshots stay until its step is
+   * trained (the orchestrator runs them then). Without it the state is dropped as the rollout ends.
+   */
+  keepState?: (step: number, drop: () => Promise<void>) => void;
 }
 
 export interface RolloutInput {
@@ -96,15 +102,18 @@ export async function runRollout(deps: RolloutDeps, input: RolloutInput): Promis
     ended = trajectory.stopReason !== "aborted" && !signal.aborted;
   } finally {
     if (ended && session.dropState) {
-      const drop = session.dropState.bind(session);
-      await pending
-        .run(`${names.env}.dropState ${rolloutId}`, timeouts.env_open_ms, drop, {
-          plugin: names.env,
-          hook: "dropState",
-        })
-        .catch((error) =>
-          deps.bus.emit("log", logLine(names.env, `dropState failed: ${errorMessage(error)}`)),
-        );
+      const dropState = session.dropState.bind(session);
+      const drop = () =>
+        pending
+          .run(`${names.env}.dropState ${rolloutId}`, timeouts.env_open_ms, dropState, {
+            plugin: names.env,
+            hook: "dropState",
+          })
+          .catch((error) =>
+            deps.bus.emit("log", logLine(names.env, `dropState failed: ${errorMessage(error)}`)),
+          );
+      if (deps.keepState) deps.keepState(input.step, drop);
+      else await drop();
     }
     await pending
       .run(`${names.env}.close ${rolloutId}`, timeouts.env_open_ms, () => session.close(), {
