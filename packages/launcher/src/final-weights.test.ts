@@ -6,6 +6,7 @@ import { resolveConfig } from "./cli.ts";
 import { exportFinalWeights, finalWeightsLines } from "./final-weights.ts";
 import { processContext } from "./process-kinds.ts";
 import { resumeWeights } from "./resume.ts";
+import { planOf } from "./run-plan.ts";
 import { writeProgress } from "./rundir.ts";
 import { REPO_ROOT, removeTempDirs, tempDir } from "./test-helpers.ts";
 
@@ -39,7 +40,7 @@ async function finishedRun(args: string[], files: Record<string, string>) {
 
 test("full weights: the last finished broadcast, copied, with the base model's config and tokenizer: vllm serve <dir>", async () => {
   const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
-  const w = exportFinalWeights(config);
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   expect(w).toMatchObject({
     kind: "full",
     step: 2,
@@ -73,8 +74,10 @@ test("full weights: the last finished broadcast, copied, with the base model's c
 test("a resumed run that finished no new step: the weights --resume set aside are the final weights", async () => {
   const { config, runDir } = await finishedRun([], { "model.safetensors": "TRAINED" });
   // progress: air step 2 done (prime-rl step 3); --resume sets broadcasts/step_3 aside
-  expect(resumeWeights(config, 3)?.path).toBe(join(runDir, "resume-weights", "step_3"));
-  const w = exportFinalWeights(config);
+  expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 3)?.path).toBe(
+    join(runDir, "resume-weights", "step_3"),
+  );
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   expect(w?.source).toBe(join(runDir, "resume-weights", "step_3"));
   expect(readFileSync(join(w?.dir as string, "model.safetensors"), "utf8")).toBe("TRAINED 3");
 });
@@ -84,7 +87,7 @@ test("a LoRA adapter is served on its base model; no config copied into it", asy
     "adapter_model.safetensors": "A",
     "adapter_config.json": "{}",
   });
-  const w = exportFinalWeights(config);
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   expect(w).toMatchObject({ kind: "lora", loadable: true });
   expect(existsSync(join(w?.dir as string, "config.json"))).toBe(false);
   expect(w?.serve).toBe(`vllm serve ${base} --enable-lora --lora-modules air=${w?.dir}`);
@@ -93,11 +96,13 @@ test("a LoRA adapter is served on its base model; no config copied into it", asy
 test("weights without a config on this machine say what to add; no finished step: nothing", async () => {
   const { config, base } = await finishedRun([], { "model.safetensors": "W" });
   rmSync(join(base, "config.json"));
-  const w = exportFinalWeights(config, { HF_HOME: tempDir("hf") });
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch, {
+    HF_HOME: tempDir("hf"),
+  });
   expect(w?.loadable).toBe(false);
   expect(w?.serve).toContain("config.json and tokenizer files");
   rmSync(join(config.runDir, "progress.json"));
-  expect(exportFinalWeights(config)).toBeUndefined();
+  expect(exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch)).toBeUndefined();
 });
 
 test("a tiny model's final weights are served by the tiny inference stand-in, with the trained weights", async () => {
@@ -125,7 +130,7 @@ test("a tiny model's final weights are served by the tiny inference stand-in, wi
   expect(save.exitCode, save.stderr.toString()).toBe(0);
   writeFileSync(join(dir0, "STABLE"), "");
   writeProgress(config.runDir, { lastCompletedStep: 0, updatedAt: new Date().toISOString(), metrics: {} });
-  const w = exportFinalWeights(config);
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   const dir = w?.dir as string;
   expect(w?.serve).toBe(`${join(REPO_ROOT, "packages", "tiny", "bin", "inference")} --vllm.model ${dir}`);
   // The printed command serves (on a free port, router off) the trained weights, not the seed's.
@@ -170,7 +175,7 @@ test("a LoRA adapter above vLLM's default max_lora_rank (16) is served with --ma
     "adapter_model.safetensors": "A",
   });
   writeFileSync(join(runDir, "broadcasts", "step_3", "adapter_config.json"), JSON.stringify({ r: 24 }));
-  const w = exportFinalWeights(config);
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   expect(w?.serve).toBe(`vllm serve ${base} --enable-lora --max-lora-rank 32 --lora-modules air=${w?.dir}`);
 });
 
@@ -199,7 +204,7 @@ test("a tiny model's LoRA final weights: the printed command (the vllm stand-in)
   expect(save.exitCode, save.stderr.toString()).toBe(0);
   writeFileSync(join(step1, "STABLE"), "");
   writeProgress(config.runDir, { lastCompletedStep: 0, updatedAt: new Date().toISOString(), metrics: {} });
-  const w = exportFinalWeights(config);
+  const w = exportFinalWeights(planOf(config).config.plugins.trainer, planOf(config).launch);
   const dir = w?.dir as string;
   const vllm = join(REPO_ROOT, "packages", "tiny", "bin", "vllm");
   expect(w).toMatchObject({ kind: "lora", loadable: true });

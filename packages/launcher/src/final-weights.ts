@@ -1,29 +1,22 @@
-import type { FinalWeights } from "@air/core";
-import { launchContext } from "./launch-context.ts";
+import type { FinalWeights, LaunchContext, ResolvedPlugin } from "@air/core";
 import { readLastCompletedStep } from "./rundir.ts";
-import type { RunConfig } from "./sections.ts";
 
 export type { FinalWeights } from "@air/core";
 
 /**
  * Makes the run's trained model a deliverable once it ends, through the trainer plugin's `launch.finalWeights`
  * hook (prime-rl: the newest finished broadcast copied (reflinked where the filesystem can, never hard-linked: prime-rl rewrites a re-broadcast step in place) into `<run dir>/final-weights`). Undefined when the
- * trainer has no such hook or the run finished no step.
- * @example exportFinalWeights(config)?.serve // "vllm serve /out/run/final-weights"
+ * trainer has no such hook or the run finished no step. `launch`: the plan's (`RunPlan.launch`).
+ * @example exportFinalWeights(plan.config.plugins.trainer, plan.launch)?.serve // "vllm serve /out/run/final-weights"
  */
 export function exportFinalWeights(
-  config: RunConfig,
+  plugin: ResolvedPlugin<"trainer">,
+  launch: LaunchContext & { modelName: string },
   env: NodeJS.ProcessEnv = process.env,
 ): FinalWeights | undefined {
-  const { definition, config: trainerConfig } = config.plugins.trainer;
-  const hook = definition.launch?.finalWeights;
+  const hook = plugin.definition.launch?.finalWeights;
   if (!hook) return undefined;
-  return hook(trainerConfig, {
-    ...launchContext(config),
-    modelName: config.root.model.name,
-    lastCompletedStep: readLastCompletedStep(config.runDir),
-    env,
-  });
+  return hook(plugin.config, { ...launch, lastCompletedStep: readLastCompletedStep(launch.runDir), env });
 }
 
 /**

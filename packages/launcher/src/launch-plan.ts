@@ -96,7 +96,9 @@ export async function planLaunch(
     return badInput((error as Error).message);
   }
   const startStep = options.resume ? (lastStep ?? -1) + 1 : 0;
-  const initialWeights = options.resume ? resumeWeights(config, startStep) : undefined;
+  const initialWeights = options.resume
+    ? resumeWeights(config.plugins.trainer, run.launch, startStep)
+    : undefined;
   if (options.resume) {
     const from = initialWeights?.path
       ? `weights ${initialWeights.path}`

@@ -16,7 +16,7 @@ import { CONTAINER_SWEEP_MS, type Reaper, startReaper } from "./reaper.ts";
 import { selfEntry, writePidFile, writeProgress } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER, Supervisor } from "./supervisor.ts";
-import { RestartBudget, restartChild, restartResumeStep } from "./trainer-restart.ts";
+import { prepareRestart, RestartBudget, restartChild } from "./trainer-restart.ts";
 import { prepareTrainerRunDir } from "./trainer-run.ts";
 
 /** A started run's moving parts, shared by supervise and teardown; they read the plan, never the raw config. */
@@ -81,7 +81,7 @@ export async function openSession(
         restartChild({
           supervisor,
           child,
-          build: () => children.trainer(restartResumeStep(config)),
+          build: () => children.trainer(prepareRestart(config.plugins.trainer, plan.run.launch)),
           signal: controller.signal,
         }).catch((error) => {
           session.childFailure ??= `could not restart the ${child.spec.role}: ${errorMessage(error)}`;
@@ -148,7 +148,11 @@ export async function supervise(session: LaunchSession): Promise<RunSummary | un
   const { config, worker } = plan.run;
   const { root, runDir } = config;
   const { gpus, startStep } = plan;
-  const prepared = prepareTrainerRunDir(config, startStep, options.resume === true);
+  const prepared = prepareTrainerRunDir(config.plugins.trainer, plan.run.trainer, {
+    ...plan.run.launch,
+    startStep,
+    resume: options.resume === true,
+  });
   if (prepared.removed.length > 0)
     err(`[launcher] removed ${prepared.removed.length} stale prime-rl path(s)\n`);
   const trainer = () => children.trainer(prepared.resumeStep);

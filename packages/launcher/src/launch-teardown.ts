@@ -70,7 +70,11 @@ function finishRun(session: LaunchSession, result: LaunchResult): LaunchResult {
   const deliver = () => {
     if (worker) return;
     try {
-      result.finalWeights = exportFinalWeights(config, options.env ?? process.env);
+      result.finalWeights = exportFinalWeights(
+        config.plugins.trainer,
+        plan.run.launch,
+        options.env ?? process.env,
+      );
       if (result.finalWeights) for (const line of finalWeightsLines(result.finalWeights)) err(`${line}\n`);
     } catch (error) {
       err(`[launcher] could not export the final weights: ${errorMessage(error)}\n`);

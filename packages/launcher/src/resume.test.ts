@@ -5,6 +5,7 @@ import { join } from "node:path";
 import trainerNone from "@air/trainer-none";
 import { resolveConfig } from "./cli.ts";
 import { resumeWeights } from "./resume.ts";
+import { planOf } from "./run-plan.ts";
 import { REPO_ROOT } from "./test-helpers.ts";
 
 const out = mkdtempSync(join(tmpdir(), "air-resume-"));
@@ -19,17 +20,25 @@ describe("resumeWeights", () => {
     const broadcast = join(prime, "broadcasts", "step_3");
     mkdirSync(broadcast, { recursive: true });
     writeFileSync(join(broadcast, "model.safetensors"), "v3");
-    expect(resumeWeights(config, 3)).toBeUndefined();
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 3)).toBeUndefined();
     writeFileSync(join(broadcast, "STABLE"), "");
     // set aside (one rename) where the resumed trainer, which broadcasts step 3 again in place, never writes
     const kept = join(prime, "resume-weights", "step_3");
-    expect(resumeWeights(config, 3)).toEqual({ version: 3, path: kept, kind: "full" });
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 3)).toEqual({
+      version: 3,
+      path: kept,
+      kind: "full",
+    });
     expect(existsSync(broadcast)).toBe(false);
     expect(readFileSync(join(kept, "model.safetensors"), "utf8")).toBe("v3");
     // asked again (another node, a second --resume): found there
-    expect(resumeWeights(config, 3)).toEqual({ version: 3, path: kept, kind: "full" });
-    expect(resumeWeights(config, 4)).toBeUndefined();
-    expect(resumeWeights(config, 0)).toBeUndefined();
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 3)).toEqual({
+      version: 3,
+      path: kept,
+      kind: "full",
+    });
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 4)).toBeUndefined();
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 0)).toBeUndefined();
   });
 
   test("a run without the prime-rl transport resumes from the base weights", async () => {
@@ -39,9 +48,9 @@ describe("resumeWeights", () => {
     const broadcast = join(out, "quickstart", "prime-rl", "broadcasts", "step_2");
     mkdirSync(broadcast, { recursive: true });
     writeFileSync(join(broadcast, "STABLE"), "");
-    expect(resumeWeights(config, 2)?.version).toBe(2);
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 2)?.version).toBe(2);
     config.plugins.trainer = { ...config.plugins.trainer, spec: "none", definition: trainerNone };
-    expect(resumeWeights(config, 2)).toBeUndefined();
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 2)).toBeUndefined();
   });
 
   test("empty steps took no prime-rl step: the persisted step map says which broadcast holds the weights", async () => {
@@ -54,7 +63,7 @@ describe("resumeWeights", () => {
     mkdirSync(join(runDir, "broadcasts", "step_3"), { recursive: true });
     writeFileSync(join(runDir, "broadcasts", "step_3", "STABLE"), "");
     writeFileSync(join(runDir, "air-steps.json"), JSON.stringify({ 0: 1, 1: 2, 2: null, 3: 3 }));
-    expect(resumeWeights(config, 4)).toEqual({
+    expect(resumeWeights(planOf(config).config.plugins.trainer, planOf(config).launch, 4)).toEqual({
       version: 4,
       path: join(runDir, "resume-weights", "step_3"),
       kind: "full",

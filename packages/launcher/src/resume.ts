@@ -1,14 +1,16 @@
-import type { WeightsRef } from "@air/core";
-import { launchContext } from "./launch-context.ts";
-import type { RunConfig } from "./sections.ts";
+import type { LaunchContext, ResolvedPlugin, WeightsRef } from "@air/core";
 
 /**
  * The weights a run resumed at `startStep` starts from, through the trainer plugin's `launch.resumeWeights` hook
  * (prime-rl: the broadcast finished for the last completed step). Undefined: the base weights.
- * @example resumeWeights(config, 4) // { version: 4, path: ".../broadcasts/step_4", kind: "full" }
+ * `launch`: the plan's (`RunPlan.launch`).
+ * @example resumeWeights(plan.config.plugins.trainer, plan.launch, 4) // { version: 4, path: ".../broadcasts/step_4", kind: "full" }
  */
-export function resumeWeights(config: RunConfig, startStep: number): WeightsRef | undefined {
+export function resumeWeights(
+  plugin: ResolvedPlugin<"trainer">,
+  launch: LaunchContext,
+  startStep: number,
+): WeightsRef | undefined {
   if (startStep <= 0) return undefined;
-  const { definition, config: trainerConfig } = config.plugins.trainer;
-  return definition.launch?.resumeWeights?.(trainerConfig, launchContext(config), startStep);
+  return plugin.definition.launch?.resumeWeights?.(plugin.config, launch, startStep);
 }

@@ -31,7 +31,7 @@ export interface RunPlan {
   /** Every plugin section of the derived config, in the config's order (the plugins' launch hooks get these). */
   readonly plugins: readonly ResolvedPlugin[];
   /** What a plugin's launch hooks get (`launch.needs`, `launch.preflight`): the TOML's dir, the run dir, the model. */
-  readonly launch: LaunchContext;
+  readonly launch: LaunchContext & { readonly modelName: string };
   /** What the plugins ask of the launcher (`launch.needs`), merged; asked once. */
   readonly needs: ReturnType<typeof pluginNeeds>;
   readonly trainer?: PlannedProcess;
@@ -120,7 +120,7 @@ export function planRun(loaded: RunConfig): RunPlan {
     ...derived.problems.map((p) => `${p}${at}`),
     ...routed.problems.map((p) => `${p}${at}`),
     ...(inference?.kind.problems?.(inference.ctx) ?? []).map((p) => `${p}${at}`),
-    ...restartProblems(config),
+    ...restartProblems(trainer, config.plugins.trainer, launch),
   ];
   return Object.freeze({
     config,

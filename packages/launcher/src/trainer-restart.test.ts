@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { lastStableStep, primeRlPaths as paths } from "@air/trainer-prime-rl";
 import { resolveConfig } from "./cli.ts";
 import { processContext } from "./process-kinds.ts";
+import { planOf } from "./run-plan.ts";
 import { RUN_FILES, readPidFile } from "./rundir.ts";
 import type { Supervised } from "./supervisor.ts";
 import {
@@ -16,7 +17,13 @@ import {
   survivors,
   tempDir,
 } from "./test-helpers.ts";
-import { RestartBudget, restartResumeStep } from "./trainer-restart.ts";
+import { prepareRestart, RestartBudget } from "./trainer-restart.ts";
+
+/** The step a restarted trainer resumes from, as the launcher asks it (on the run's plan). */
+function restartStep(config: Parameters<typeof planOf>[0]): number | undefined {
+  const plan = planOf(config);
+  return prepareRestart(plan.config.plugins.trainer, plan.launch);
+}
 
 type Config = Parameters<typeof processContext>[0];
 const primeRlPaths = (c: Config) => paths(processContext(c));
@@ -69,7 +76,7 @@ describe("trainer restart logic", () => {
     mkdirSync(join(runDir, "broadcasts", "step_0"), { recursive: true });
     writeFileSync(join(runDir, "broadcasts", "step_0", "STABLE"), "");
     expect(lastStableStep(runDir)).toBe(0);
-    expect(restartResumeStep(config)).toBeUndefined();
+    expect(restartStep(config)).toBeUndefined();
     // later: step 2 finished and checkpointed, step 3 finished, its checkpoint not written yet
     for (const s of [1, 2, 3]) {
       mkdirSync(join(runDir, "broadcasts", `step_${s}`), { recursive: true });
@@ -77,11 +84,11 @@ describe("trainer restart logic", () => {
     }
     mkdirSync(join(outputDir, "checkpoints", "step_2", "trainer"), { recursive: true });
     writeFileSync(join(outputDir, "checkpoints", "step_2", "trainer", ".metadata"), "");
-    expect(restartResumeStep(config)).toBe(2);
+    expect(restartStep(config)).toBe(2);
     // step 3's save was killed after its payload, before .metadata: still checkpoint 2
     mkdirSync(join(outputDir, "checkpoints", "step_3", "trainer"), { recursive: true });
     writeFileSync(join(outputDir, "checkpoints", "step_3", "trainer", "__0_0.distcp"), "");
-    expect(restartResumeStep(config)).toBe(2);
+    expect(restartStep(config)).toBe(2);
   });
 });
 

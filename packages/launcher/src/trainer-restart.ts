@@ -1,8 +1,6 @@
-import { sleep } from "@air/core";
-import { launchContext } from "./launch-context.ts";
+import { type LaunchContext, type ResolvedPlugin, sleep } from "@air/core";
 import { groupMembers, killGroup } from "./proc.ts";
-import { processContext, trainerKind } from "./process-kinds.ts";
-import type { RunConfig } from "./sections.ts";
+import type { PlannedProcess } from "./run-plan.ts";
 import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
 
 /**
@@ -40,39 +38,42 @@ export class RestartBudget {
  * 2): the trainer process kind's own problems (prime-rl: `max_restarts` without checkpoints); with several nodes
  * one node's ranks cannot rejoin the others alone; the trainer plugin's `launch.restartProblems` (e.g. with the
  * ZMQ transport the batch in flight went to the dead trainer's socket and is not sent again).
- * @example restartProblems(config) // ["trainer_process.max_restarts: ... (run.toml)"]
+ * Reads the run's plan: its trainer process (kind and context) and the context plugins' launch hooks get.
+ * @example restartProblems(plan.trainer, plan.config.plugins.trainer, plan.launch) // ["trainer_process.max_restarts: ... (run.toml)"]
  */
-export function restartProblems(config: RunConfig): string[] {
-  const { trainer_process: tp } = config.root;
-  const kind = trainerKind(config);
-  if (!kind) return [];
+export function restartProblems(
+  trainer: PlannedProcess | undefined,
+  plugin: ResolvedPlugin<"trainer">,
+  launch: LaunchContext,
+): string[] {
+  if (!trainer) return [];
+  const { trainerProcess: tp, configFile } = trainer.ctx;
   const problems: string[] = [];
   if (tp.max_restarts > 0 && tp.nnodes > 1)
     problems.push(
       `trainer_process.max_restarts: one node's ranks cannot be restarted alone (the others wait in the ` +
-        `rendezvous); for multi-node use torchrun's own --max-restarts in extra_args (${config.file})`,
+        `rendezvous); for multi-node use torchrun's own --max-restarts in extra_args (${configFile})`,
     );
-  for (const problem of kind.problems?.(processContext(config)) ?? [])
-    problems.push(`${problem} (${config.file})`);
+  for (const problem of trainer.kind.problems?.(trainer.ctx) ?? [])
+    problems.push(`${problem} (${configFile})`);
   if (tp.max_restarts === 0) return problems;
-  const { definition, config: trainerConfig } = config.plugins.trainer;
-  for (const problem of definition.launch?.restartProblems?.(trainerConfig, launchContext(config)) ?? [])
-    problems.push(`${problem} (${config.file})`);
+  for (const problem of plugin.definition.launch?.restartProblems?.(plugin.config, launch) ?? [])
+    problems.push(`${problem} (${configFile})`);
   return problems;
 }
 
 /**
- * The checkpoint step a restarted trainer resumes from, through the trainer plugin's `launch.restartStep` hook
- * (prime-rl: the newest complete checkpoint at or before the newest finished broadcast). Undefined: a fresh start.
- * Called right before the restarted trainer starts, it also lets the plugin set aside what that trainer would
- * rewrite in place while the server may load it (`launch.beforeRestart`; prime-rl: broadcasts from that step on).
- * @example restartResumeStep(config) // 3
+ * Prepares a restart of the crashed trainer and says the checkpoint step it resumes from, through the trainer
+ * plugin's `launch.restartStep` hook (prime-rl: the newest complete checkpoint at or before the newest finished
+ * broadcast; undefined: a fresh start). Called right before the restarted trainer starts, it then lets the plugin
+ * set aside what that trainer would rewrite in place while the server may load it (`launch.beforeRestart`;
+ * prime-rl: broadcasts from that step on). `launch`: the plan's (`RunPlan.launch`).
+ * @example prepareRestart(plan.config.plugins.trainer, plan.launch) // 3
  */
-export function restartResumeStep(config: RunConfig): number | undefined {
-  const { definition, config: trainerConfig } = config.plugins.trainer;
-  const ctx = launchContext(config);
-  const step = definition.launch?.restartStep?.(trainerConfig, ctx);
-  definition.launch?.beforeRestart?.(trainerConfig, ctx, step);
+export function prepareRestart(plugin: ResolvedPlugin<"trainer">, launch: LaunchContext): number | undefined {
+  const { definition, config } = plugin;
+  const step = definition.launch?.restartStep?.(config, launch);
+  definition.launch?.beforeRestart?.(config, launch, step);
   return step;
 }
 

@@ -9,6 +9,7 @@ import {
 } from "@air/trainer-prime-rl";
 import { builtinRegistry } from "./builtins.ts";
 import { processContext } from "./process-kinds.ts";
+import { planOf } from "./run-plan.ts";
 import { LAUNCHER_SECTIONS, type RunConfig } from "./sections.ts";
 import { removeTempDirs, writeFixtureConfig } from "./test-helpers.ts";
 import { prepareTrainerRunDir } from "./trainer-run.ts";
@@ -19,6 +20,16 @@ const primeRlTrainerToml = (c: Config, o?: { resumeStep?: number }) =>
   trainerToml(primeRlTrainerContext(processContext(c)), o);
 
 afterAll(removeTempDirs);
+
+/** What supervise does before it starts the trainer: the plugin's hook on the run's plan. */
+function prepare(config: RunConfig, startStep: number, resume: boolean) {
+  const plan = planOf(config);
+  return prepareTrainerRunDir(plan.config.plugins.trainer, plan.trainer, {
+    ...plan.launch,
+    startStep,
+    resume,
+  });
+}
 
 async function load(overrides: string[] = [], withTrainer = true): Promise<RunConfig> {
   const fx = await writeFixtureConfig({ extra: '[trainer]\nplugin = "prime-rl"\n', withTrainer });
@@ -43,7 +54,7 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   const config = await load();
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  const prepared = prepareTrainerRunDir(config, 0, false);
+  const prepared = prepare(config, 0, false);
   expect(prepared.trainerStep).toBeUndefined();
   expect(readdirSync(join(runDir, "rollouts"))).toEqual([]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(false);
@@ -52,7 +63,7 @@ test("a fresh start removes the previous run's steps and metrics, as prime-rl's 
   writeFileSync(join(config.runDir, "final-weights.json"), "{}");
   // nor the weights an earlier --resume set aside
   mkdirSync(join(runDir, "resume-weights", "step_2"), { recursive: true });
-  prepareTrainerRunDir(config, 0, false);
+  prepare(config, 0, false);
   expect(existsSync(join(config.runDir, "final-weights"))).toBe(false);
   expect(existsSync(join(config.runDir, "final-weights.json"))).toBe(false);
   expect(existsSync(join(runDir, "resume-weights"))).toBe(false);
@@ -63,7 +74,7 @@ test("a resume keeps the steps up to the resume point and tells the trainer wher
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
   // Resume at air step 2 (steps 0 and 1 done): prime-rl step 2 is the last kept.
-  const prepared = prepareTrainerRunDir(config, 2, true);
+  const prepared = prepare(config, 2, true);
   expect(prepared.trainerStep).toBe(2);
   expect(readdirSync(join(runDir, "broadcasts")).sort()).toEqual(["step_1", "step_2"]);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
@@ -73,7 +84,7 @@ test("nothing is touched when the launcher starts no trainer", async () => {
   const config = await load([], false);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
+  expect(prepare(config, 0, false).removed).toEqual([]);
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
 });
 
@@ -92,7 +103,7 @@ test("a resume loads the newest checkpoint at or before the resume point; later 
   mkdirSync(join(outputDir, "checkpoints", "step_2", "trainer"), { recursive: true });
   // Resume at air step 2: prime-rl step 2 has no checkpoint; 1 has, and its batch 2 is still on disk.
   writeFileSync(join(runDir, "metrics.jsonl"), [1, 2, 3].map((step) => `{"step": ${step}}\n`).join(""));
-  const prepared = prepareTrainerRunDir(config, 2, true);
+  const prepared = prepare(config, 2, true);
   expect(prepared).toMatchObject({ trainerStep: 2, resumeStep: 1 });
   // steps 2 (behind checkpoint 1) and 3 (the trainer ran ahead before it died) are trained again: their rows go,
   // so each step's row is written once
@@ -107,19 +118,17 @@ test("a resume loads the newest checkpoint at or before the resume point; later 
 test("over ZMQ a resume behind its checkpoint is refused (no batch to train again)", async () => {
   const config = await load(["--trainer.transport=zmq"]);
   dirty(primeRlPaths(config).runDir);
-  expect(() => prepareTrainerRunDir(config, 2, true)).toThrow(
-    /newest trainer checkpoint at or before it is none/,
-  );
+  expect(() => prepare(config, 2, true)).toThrow(/newest trainer checkpoint at or before it is none/);
 });
 
 test("a worker node (node_rank > 0) never cleans the shared output dir", async () => {
   const config = await load(["--trainer_process.nnodes=2", "--trainer_process.node_rank=1"]);
   const { runDir } = primeRlPaths(config);
   dirty(runDir);
-  expect(prepareTrainerRunDir(config, 0, false).removed).toEqual([]);
+  expect(prepare(config, 0, false).removed).toEqual([]);
   // on --resume it gives its ranks the same checkpoint as the master's, still removing nothing
   completeCheckpoint(runDir, 2);
-  expect(prepareTrainerRunDir(config, 2, true)).toEqual({ trainerStep: 2, resumeStep: 2, removed: [] });
+  expect(prepare(config, 2, true)).toEqual({ trainerStep: 2, resumeStep: 2, removed: [] });
   expect(readdirSync(join(runDir, "rollouts")).length).toBe(3);
   expect(existsSync(join(runDir, "metrics.jsonl"))).toBe(true);
   expect(existsSync(join(runDir, "air-steps.json"))).toBe(true);
