@@ -3,7 +3,13 @@ import type { Batch, Trajectory, Turn, WeightsRef } from "./types.ts";
 
 /** Every event on a run's bus and its payload. All handlers of an event run concurrently. */
 export interface EventHandlers {
-  "run:start": (e: { runName: string; runDir: string; config: Record<string, unknown> }) => unknown;
+  "run:start": (e: {
+    runName: string;
+    runDir: string;
+    config: Record<string, unknown>;
+    /** When the run started (`startRun`'s entry, before its plugins were created): step 0's clock starts here too. */
+    startedAtMs?: number;
+  }) => unknown;
   "step:start": (e: { step: number; policyVersion: number }) => unknown;
   "rollout:start": (e: {
     rolloutId: string;

@@ -3,6 +3,12 @@ import { knownKinds, type ProcessRole } from "./kind-table.ts";
 import { localCommand, localEnv } from "./local-paths.ts";
 import { LAUNCHER_KEYS, type RunConfig } from "./sections.ts";
 
+/** A process the launcher starts: its kind and the context the kind reads. */
+export interface PlannedProcess {
+  readonly kind: ProcessKind;
+  readonly ctx: ProcessContext;
+}
+
 /** The process kind a plugin declares for `[role] kind = kind`; throws naming the key when none does. */
 function processKind(role: ProcessRole, kind: string): ProcessKind {
   const found = knownKinds(role)[kind];

@@ -1,18 +1,14 @@
 import { join } from "node:path";
-import type { LaunchContext, ProcessContext, ProcessKind, ResolvedPlugin, TrainerWorld } from "@air/core";
+import type { LaunchContext, ResolvedPlugin, TrainerWorld } from "@air/core";
 import { launchContext } from "./launch-context.ts";
 import { allPlugins, pluginNeeds } from "./plugin-needs.ts";
-import { plannedProcess } from "./process-kinds.ts";
+import { type PlannedProcess, plannedProcess } from "./process-kinds.ts";
 import type { RunConfig } from "./sections.ts";
 import { restartProblems } from "./trainer-restart.ts";
 import { deriveTrainer, trainerWorld } from "./trainer-world.ts";
 import { serverUrls } from "./urls.ts";
 
-/** A process the launcher starts: its kind and the context the kind reads. */
-export interface PlannedProcess {
-  readonly kind: ProcessKind;
-  readonly ctx: ProcessContext;
-}
+export type { PlannedProcess };
 
 /** A port a process the launcher starts binds: preflight checks it is free. */
 export interface PlannedPort {

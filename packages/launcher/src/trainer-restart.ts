@@ -1,6 +1,6 @@
 import { type LaunchContext, type ResolvedPlugin, sleep } from "@air/core";
 import { groupMembers, killGroup } from "./proc.ts";
-import type { PlannedProcess } from "./run-plan.ts";
+import type { PlannedProcess } from "./process-kinds.ts";
 import type { ChildSpec, Supervised, Supervisor } from "./supervisor.ts";
 
 /**

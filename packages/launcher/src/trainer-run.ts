@@ -1,5 +1,5 @@
 import type { LaunchContext, PreparedRunDir, ResolvedPlugin } from "@air/core";
-import type { PlannedProcess } from "./run-plan.ts";
+import type { PlannedProcess } from "./process-kinds.ts";
 
 /**
  * Before the launcher starts a trainer process, the trainer plugin's `launch.prepareRunDir` hook prepares the run

@@ -102,7 +102,12 @@ export class RunRecorder {
   readonly hooks: EventHandlers = {
     "run:start": (e) => {
       const row = { id: this.runId, name: e.runName, runDir: e.runDir, configJson: JSON.stringify(e.config) };
-      this.queue(() => this.write.runStart(row));
+      // a fresh run's start is the loop's (step 0's time counts from it); a continued run keeps its first start
+      const startedAt = this.continued ? undefined : e.startedAtMs;
+      this.queue(() => {
+        this.write.runStart(row);
+        if (startedAt !== undefined) this.write.runStartedAt({ id: this.runId, startedAt });
+      });
     },
     "step:start": (e) => {
       const row = { runId: this.runId, step: e.step, policyVersion: e.policyVersion, startedAt: Date.now() };

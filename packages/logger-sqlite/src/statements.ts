@@ -107,6 +107,12 @@ export function prepareStatements(db: StoreDb) {
         .set(assign(p, ["name", "runDir", "configJson"]))
         .where(eq(runs.id, p.id)),
     ),
+    runStartedAt: compileWrite(client, runs, ["id", "startedAt"], (p) =>
+      db
+        .update(runs)
+        .set(assign(p, ["startedAt"]))
+        .where(eq(runs.id, p.id)),
+    ),
     heartbeat: compileWrite(client, runs, ["id", "heartbeatAt"], (p) =>
       db
         .update(runs)

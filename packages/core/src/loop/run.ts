@@ -48,7 +48,12 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
         () => policy.loadWeights!(initial),
       );
     }
-    await host.emit("run:start", { runName: root.run.name, runDir: config.runDir, config: root });
+    await host.emit("run:start", {
+      runName: root.run.name,
+      runDir: config.runDir,
+      config: root,
+      startedAtMs: runStartMs,
+    });
     // rl --resume: the rollouts the store recorded for the resumed steps continue from their last turn
     const recorded =
       options.startStep !== undefined && root.orchestrator.resume_rollouts && !root.orchestrator.tree
