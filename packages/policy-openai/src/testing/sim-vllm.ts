@@ -173,7 +173,7 @@ export class SimVllm {
 
   private tokenize(body: Record<string, unknown>) {
     const tokens = Array.isArray(body.messages)
-      ? this.tokenizer.render(body.messages as never, body.add_generation_prompt !== false)
+      ? this.tokenizer.render(chatMessages(body.messages), body.add_generation_prompt !== false)
       : this.tokenizer.encode(String(body.prompt ?? ""));
     return {
       count: tokens.length,
@@ -188,7 +188,7 @@ export class SimVllm {
     if (!this.served.has(model)) {
       return Response.json(errorBody(`The model \`${model}\` does not exist.`, 404), { status: 404 });
     }
-    const prompt = this.tokenizer.render((body.messages ?? []) as never, true);
+    const prompt = this.tokenizer.render(chatMessages(body.messages), true);
     const maxTokens = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
     const limit = this.options.maxModelLen ?? 4096;
     if (prompt.length + maxTokens > limit) {
@@ -264,4 +264,13 @@ export class SimVllm {
 
 function errorBody(message: string, code: number) {
   return { error: { message, type: code === 404 ? "NotFoundError" : "BadRequestError", param: null, code } };
+}
+
+/** A request's `messages` as the tokenizer reads them: each entry's role and text content (none when absent). */
+function chatMessages(value: unknown): Array<{ role: string; content: string }> {
+  if (!Array.isArray(value)) return [];
+  return value.map((m: { role?: unknown; content?: unknown }) => ({
+    role: String(m?.role ?? ""),
+    content: typeof m?.content === "string" ? m.content : "",
+  }));
 }
