@@ -10,7 +10,8 @@ import type { MlgymSession } from "./session.ts";
 import { attackSuite } from "./testing/attacks.ts";
 import { dockerAvailable, REPO_ROOT, removeTestRunDirs, TEST_IMAGE } from "./testing/context.ts";
 import { exampleOf, runScript } from "./testing/script.ts";
-import { makeEnv, sharedSuite, snapshotSuite } from "./testing/suite.ts";
+import { snapshotSuite } from "./testing/snapshot-suite.ts";
+import { makeEnv, sharedSuite } from "./testing/suite.ts";
 
 afterAll(removeTestRunDirs);
 

@@ -1,6 +1,7 @@
 import { afterAll, describe } from "bun:test";
 import { removeTestRunDirs } from "./testing/context.ts";
-import { sharedSuite, snapshotSuite } from "./testing/suite.ts";
+import { snapshotSuite } from "./testing/snapshot-suite.ts";
+import { sharedSuite } from "./testing/suite.ts";
 
 afterAll(removeTestRunDirs);
 
