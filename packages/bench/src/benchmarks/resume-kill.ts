@@ -26,6 +26,8 @@ export interface KillOutcome {
   redone: number;
   /** Milliseconds after step 0 ended that the kill came. */
   atMs: number;
+  /** What the resumed run said of rollouts it could not continue (its "starts over" / saveState warnings). */
+  why: string[];
 }
 
 function freePort(): number {
@@ -76,6 +78,21 @@ function resumedAt(dbPath: string): Map<string, number> {
       if (typeof at === "number") out.set(r.id, at);
     }
     return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** Both runs' log lines about rollouts that could not continue (a failed saveState, a restore that failed). */
+function warnings(dbPath: string): string[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db
+      .query<{ m: string }, []>(
+        "SELECT message AS m FROM logs WHERE message LIKE '%starts over%' OR message LIKE '%saveState%' ORDER BY id",
+      )
+      .all()
+      .map((r) => r.m);
   } finally {
     db.close();
   }
@@ -157,6 +174,7 @@ export async function killAndResume(
       recordedTurns: [...risk.values()].reduce((a, b) => a + b, 0),
       redone,
       atMs: delayMs,
+      why: redone > 0 ? warnings(dbPath) : [],
     };
   } finally {
     rmSync(out, { recursive: true, force: true });

@@ -154,6 +154,12 @@ export async function resumeBenchmark(options: BenchOptions): Promise<BenchRepor
     ],
     notes: [
       ...failures,
+      ...outcomes
+        .filter((o) => o.arm === "now" && o.redone > 0)
+        .map(
+          (o) =>
+            `${o.task}, kill at ${o.atMs} ms: ${o.redone} turn(s) redone with resume_rollouts; the run's log said: ${o.why.join(" | ").slice(0, 400) || "nothing (the store kept no resume point for that rollout's last turn)"}`,
+        ),
       "Redone: a recorded turn of a rollout that was at risk (an untrained step, at least one turn stored) whose " +
         "rollout did not continue from it after `--resume` (without resume_rollouts the store drops the interrupted " +
         "steps' rows and every such rollout starts over). The turn in progress at the kill is lost in both arms and " +
