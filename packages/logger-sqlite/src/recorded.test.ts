@@ -132,3 +132,29 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
   expect(second.db.select().from(turnResume).all()).toEqual([]);
   second.close();
 });
+
+test("a turn's resume point is on disk one tick after turn:end, not flush_ms later (the env prunes the snapshot before it)", async () => {
+  const file = join(dir, "soon.db");
+  const recorder = new RunRecorder(
+    openStore(file),
+    { flushRows: 1000, flushMs: 60_000 },
+    { name: "r", runDir: dir },
+  );
+  const start = { exampleId: "ex", task: "t", groupId: "0:ex", step: 0, policyVersion: 0, attempt: 0 };
+  recorder.hooks["rollout:start"]({ rolloutId: "s0-r0", ...start });
+  const point: ResumePoint = {
+    state: { snapshot: { id: "s0-r0-t0" } },
+    done: false,
+    initialMessages: initial,
+  };
+  recorder.hooks["turn:end"]({ rolloutId: "s0-r0", step: 0, turn: turnAt(0, undefined), point });
+  await new Promise((resolve) => setImmediate(resolve));
+  // what a second process (`rl --resume` after a kill -9) reads
+  const other = openStore(file);
+  try {
+    expect(other.select().from(turnResume).all()).toHaveLength(1);
+  } finally {
+    other.$client.close();
+    recorder.db.$client.close();
+  }
+});

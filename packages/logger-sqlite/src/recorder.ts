@@ -159,6 +159,10 @@ export class RunRecorder {
         this.write.turn(row);
         if (resume) this.write.turnResume(resume);
       });
+      // The env keeps the snapshots of this turn and the one before only (`saveState` prunes older ones): this turn
+      // must be on disk before the next one's is saved, or a kill -9 then leaves the store's last point without its
+      // snapshot and the rollout starts over. One transaction per tick of the event loop, not one per flush_ms.
+      if (resume) this.writer.flushSoon();
     },
     "rollout:end": (e) => {
       const t = e.trajectory;

@@ -30,6 +30,19 @@ describe("BatchWriter", () => {
     expect(count()).toBe(1);
   });
 
+  test("flushSoon writes what this tick queued in one transaction, long before flushMs", async () => {
+    const { db, count, insert } = table();
+    const w = new BatchWriter(db, { flushRows: 1000, flushMs: 60_000 });
+    w.push(insert(1));
+    w.flushSoon();
+    w.push(insert(2));
+    w.flushSoon();
+    expect(count()).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(count()).toBe(2);
+    expect(w.flushes).toBe(1);
+  });
+
   test("a failing operation rolls back its whole batch and is reported", () => {
     const { db, count, insert } = table();
     const errors: unknown[] = [];

@@ -20,6 +20,7 @@ export interface BatchWriterOptions {
 export class BatchWriter {
   private queue: Array<() => void> = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private soon: ReturnType<typeof setImmediate> | undefined;
   /** Operations written so far. */
   written = 0;
   flushes = 0;
@@ -48,8 +49,23 @@ export class BatchWriter {
     else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.flushMs);
   }
 
+  /**
+   * Flushes once the operations queued in this turn of the event loop are in (one transaction for all of them),
+   * instead of up to `flushMs` later: for rows another process must find after a kill -9 (a turn's resume point,
+   * whose env prunes the snapshot of the turn before).
+   */
+  flushSoon(): void {
+    if (this.closed || this.soon) return;
+    this.soon = setImmediate(() => {
+      this.soon = undefined;
+      this.flush();
+    });
+  }
+
   /** Flushes, then drops whatever is pushed later (events that arrive after the database closed). */
   close(): void {
+    if (this.soon) clearImmediate(this.soon);
+    this.soon = undefined;
     this.flush();
     this.closed = true;
   }
