@@ -74,6 +74,31 @@ describe("known MLGym task defaults", () => {
   });
 });
 
+/** A sandbox whose evaluation is bash in `dir` with `dir/bin` first on PATH; the agent's shell must not be used. */
+function shellSandbox(dir: string): Sandbox {
+  return {
+    id: "fake",
+    workspace: "/home/agent/workspace",
+    exec: async () => {
+      throw new Error("the evaluation's checks ran in the agent's shell");
+    },
+    evaluate: async (request) => {
+      const proc = Bun.spawnSync(["bash", "-c", request.command], {
+        cwd: dir,
+        env: { PATH: `${dir}/bin:/usr/bin:/bin` },
+      });
+      return {
+        stdout: proc.stdout.toString(),
+        stderr: proc.stderr.toString(),
+        exitCode: proc.exitCode ?? 1,
+        timedOut: false,
+      };
+    },
+    snapshot: async () => new Uint8Array(),
+    alive: async () => true,
+  };
+}
+
 describe("LMSubmissionTasks", () => {
   test("without a GPU in the sandbox the evaluation is a clear error, and torchrun never runs", async () => {
     // The evaluation's own shell decides (here: bash in a directory whose PATH has a torchrun that leaves a mark
@@ -81,27 +106,7 @@ describe("LMSubmissionTasks", () => {
     const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
     mkdirSync(join(dir, "bin"));
     writeFileSync(join(dir, "bin", "torchrun"), `#!/bin/sh\ntouch ${dir}/ran\n`, { mode: 0o755 });
-    const sandbox: Sandbox = {
-      id: "fake",
-      workspace: "/home/agent/workspace",
-      exec: async () => {
-        throw new Error("the artefact check ran in the agent's shell");
-      },
-      evaluate: async (request) => {
-        const proc = Bun.spawnSync(["bash", "-c", request.command], {
-          cwd: dir,
-          env: { PATH: `${dir}/bin:/usr/bin:/bin` },
-        });
-        return {
-          stdout: proc.stdout.toString(),
-          stderr: proc.stderr.toString(),
-          exitCode: proc.exitCode ?? 1,
-          timedOut: false,
-        };
-      },
-      snapshot: async () => new Uint8Array(),
-      alive: async () => true,
-    };
+    const sandbox = shellSandbox(dir);
     const task = {
       ...(await loadTask(REPO_ROOT, "apartmentRent")),
       entrypoint: "LMSubmissionTasks" as const,
@@ -113,6 +118,26 @@ describe("LMSubmissionTasks", () => {
         error: expect.stringContaining("torchrun on a GPU, and the sandbox sees none"),
       });
       expect(existsSync(join(dir, "ran"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("with a GPU, torchrun's metrics are the score and the artefact path is MLGym's empty one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin", "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: H200 (UUID: GPU-0)'\n", {
+      mode: 0o755,
+    });
+    writeFileSync(join(dir, "bin", "torchrun"), `#!/bin/sh\necho '{"val_loss": 3.25}'\n`, { mode: 0o755 });
+    const sandbox = shellSandbox(dir);
+    const task = {
+      ...(await loadTask(REPO_ROOT, "apartmentRent")),
+      entrypoint: "LMSubmissionTasks" as const,
+    };
+    try {
+      const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
+      expect(result).toMatchObject({ ok: true, artefact: "" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -153,7 +153,8 @@ export async function evaluateTask(
   }
   const evaluated = await sandbox.evaluate({ command, timeoutMs: options.timeoutMs });
   const { out, artefact: found } = takeArtefactLine(evaluated);
-  const artefact = found === "." || found === undefined ? ws : `${ws}/${found.replace(/^\.\//, "")}`;
+  // MLGym's LMSubmissionTasks.evaluate gives "" as the submission path (its line reads "… artefact at .")
+  const artefact = found === "." ? "" : found === undefined ? ws : `${ws}/${found.replace(/^\.\//, "")}`;
   if (out.exitCode === NO_ARTEFACT_EXIT) {
     const said = out.stderr.split("\n").find((l) => l.startsWith(MISSING_PREFIX));
     if (said) return { ok: false, error: said.slice(MISSING_PREFIX.length) };
