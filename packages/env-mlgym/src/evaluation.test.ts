@@ -6,7 +6,7 @@ import type { Sandbox } from "@air/sandbox";
 import { mlgymConfigSchema } from "./config.ts";
 import { evaluateTask, parseMetrics } from "./evaluation.ts";
 import { createMlgymEnvironment } from "./plugin.ts";
-import { loadTask } from "./task.ts";
+import { loadTask, type Task } from "./task.ts";
 import { REPO_ROOT, removeTestRunDirs, testContext } from "./testing/context.ts";
 import { exampleOf, runScript } from "./testing/script.ts";
 
@@ -74,9 +74,19 @@ describe("known MLGym task defaults", () => {
   });
 });
 
-/** A sandbox whose evaluation is bash in `dir` with `dir/bin` first on PATH; the agent's shell must not be used. */
-function shellSandbox(dir: string): Sandbox {
-  return {
+/**
+ * An LM task on a sandbox whose evaluation is bash in a temporary `dir` with `dir/bin` (holding `bin`'s scripts)
+ * first on PATH; the agent's shell must not be used. `run` gets them; the directory goes afterwards.
+ */
+async function withLmSandbox(
+  bin: Record<string, string>,
+  run: (sandbox: Sandbox, task: Task, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
+  mkdirSync(join(dir, "bin"));
+  for (const [name, text] of Object.entries(bin))
+    writeFileSync(join(dir, "bin", name), `#!/bin/sh\n${text}\n`, { mode: 0o755 });
+  const sandbox: Sandbox = {
     id: "fake",
     workspace: "/home/agent/workspace",
     exec: async () => {
@@ -97,49 +107,33 @@ function shellSandbox(dir: string): Sandbox {
     snapshot: async () => new Uint8Array(),
     alive: async () => true,
   };
+  const task: Task = { ...(await loadTask(REPO_ROOT, "apartmentRent")), entrypoint: "LMSubmissionTasks" };
+  try {
+    await run(sandbox, task, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe("LMSubmissionTasks", () => {
   test("without a GPU in the sandbox the evaluation is a clear error, and torchrun never runs", async () => {
     // The evaluation's own shell decides (here: bash in a directory whose PATH has a torchrun that leaves a mark
     // and no nvidia-smi), never the agent's shell.
-    const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
-    mkdirSync(join(dir, "bin"));
-    writeFileSync(join(dir, "bin", "torchrun"), `#!/bin/sh\ntouch ${dir}/ran\n`, { mode: 0o755 });
-    const sandbox = shellSandbox(dir);
-    const task = {
-      ...(await loadTask(REPO_ROOT, "apartmentRent")),
-      entrypoint: "LMSubmissionTasks" as const,
-    };
-    try {
+    await withLmSandbox({ torchrun: 'touch "$(dirname "$0")/../ran"' }, async (sandbox, task, dir) => {
       const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
       expect(result).toEqual({
         ok: false,
         error: expect.stringContaining("torchrun on a GPU, and the sandbox sees none"),
       });
       expect(existsSync(join(dir, "ran"))).toBe(false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test("with a GPU, torchrun's metrics are the score and the artefact path is MLGym's empty one", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "air-lm-eval-"));
-    mkdirSync(join(dir, "bin"));
-    writeFileSync(join(dir, "bin", "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: H200 (UUID: GPU-0)'\n", {
-      mode: 0o755,
-    });
-    writeFileSync(join(dir, "bin", "torchrun"), `#!/bin/sh\necho '{"val_loss": 3.25}'\n`, { mode: 0o755 });
-    const sandbox = shellSandbox(dir);
-    const task = {
-      ...(await loadTask(REPO_ROOT, "apartmentRent")),
-      entrypoint: "LMSubmissionTasks" as const,
-    };
-    try {
+    const bin = { "nvidia-smi": "echo 'GPU 0: H200 (UUID: GPU-0)'", torchrun: `echo '{"val_loss": 3.25}'` };
+    await withLmSandbox(bin, async (sandbox, task) => {
       const result = await evaluateTask(sandbox, task, { python: "python", timeoutMs: 1000 });
       expect(result).toMatchObject({ ok: true, artefact: "" });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
