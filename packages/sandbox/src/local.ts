@@ -56,9 +56,10 @@ function probeUid(): number {
 
 /**
  * Sandboxes on this machine, each a bubblewrap namespace: the agent sees its workspace at
- * /home/agent/workspace (writable), private /tmp and /dev/shm, the system read-only, no network, its own
- * PID namespace, nothing of the run dir, the MLGym root, other sandboxes or the host's home. Evaluations run
- * in a separate bwrap over a fresh copy with pristine evaluation files (see {@link LocalSandbox.evaluate}).
+ * /home/agent/workspace (writable), a private /tmp (a host directory of its own) and /dev/shm, the system
+ * read-only, no network, its own PID namespace, nothing of the run dir, the MLGym root, other sandboxes or the
+ * host's home. Evaluations run in a separate bwrap over a fresh copy with pristine evaluation files (see
+ * {@link LocalSandbox.evaluate}).
  * When air runs as root, each sandbox gets its own unprivileged host uid and evaluations another one.
  * @example
  * const runtime = new LocalRuntime({ root: "/tmp/air-sandboxes", python: "/usr/bin/python3" });
