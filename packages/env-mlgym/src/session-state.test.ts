@@ -25,7 +25,8 @@ for (const runtime of ["local", "docker"] as const) {
         await session.start();
         await session.step({
           text: "",
-          command: "mkdir -p sub && echo one > sub/f.txt && chmod 600 sub/f.txt",
+          command:
+            "mkdir -p sub && echo one > sub/f.txt && chmod 600 sub/f.txt && echo t > /tmp/t.txt && export KEPT=1",
         });
         await session.step({ text: "", command: "cd sub" });
         await session.step({ text: "", command: "open f.txt" });
@@ -44,6 +45,9 @@ for (const runtime of ["local", "docker"] as const) {
         expect(seen.observation).toStartWith("/home/agent/workspace/sub\none\n600\n");
         expect(seen.observation).toContain("(Current Step: 4,");
         expect(seen.observation).toContain("(Open file: /home/agent/workspace/sub/f.txt)");
+        // no runtime carries the shell's variables; local carries /tmp (packages/sandbox/README.md)
+        const outside = await restored.step({ text: "", command: 'echo "[$KEPT]"; cat /tmp/t.txt' });
+        expect(outside.observation).toStartWith(runtime === "local" ? "[]\nt\n" : "[]\n");
         await restored.dropState!();
         await restored.close();
         const { path } = parseState(state).snapshot;

@@ -27,6 +27,11 @@ export interface BwrapSpec {
   shared?: { src: string; path: string }[];
   /** Extra host paths mounted read-only at the same path (e.g. the interpreter's prefix). */
   roPaths?: string[];
+  /**
+   * Host directory mounted read-write as /tmp (the agent's: kept across its shells and carried by snapshots);
+   * default a fresh tmpfs of this bwrap.
+   */
+  tmp?: string;
   /** Further host paths mounted at a chosen path (after the workspace). */
   binds?: { src: string; dest: string; readOnly: boolean }[];
   /** Host file mounted read-only as /etc/passwd (names the agent's uid `agent`). */
@@ -64,7 +69,7 @@ function systemMounts(): string[] {
 
 /**
  * The argv (starting with `bwrap`) that runs `spec.command` in a fresh sandbox: the system read-only, the
- * workspace at {@link SANDBOX_WORKSPACE}, private /tmp and /dev/shm, its own PID, IPC, UTS and network
+ * workspace at {@link SANDBOX_WORKSPACE}, a private /tmp (a fresh tmpfs, or the sandbox's own `tmp` directory) and /dev/shm, its own PID, IPC, UTS and network
  * namespaces (no network), killed when air dies, process and memory limits.
  * @example
  * const argv = bwrapArgv({ workspace: "/srv/ws", python: "/usr/bin/python3", identity: { kind: "userns" },
@@ -105,7 +110,9 @@ function bwrapParts(spec: BwrapSpec): { options: string[]; command: string[] } {
   if (spec.passwd) args.push("--ro-bind", spec.passwd, "/etc/passwd");
   if (spec.group) args.push("--ro-bind", spec.group, "/etc/group");
   args.push("--proc", "/proc", "--dev", "/dev", "--chmod", "1777", "/dev/shm");
-  args.push("--perms", "1777", "--tmpfs", "/tmp", "--dir", "/var", "--symlink", "/tmp", "/var/tmp");
+  if (spec.tmp) args.push("--bind", spec.tmp, "/tmp");
+  else args.push("--perms", "1777", "--tmpfs", "/tmp");
+  args.push("--dir", "/var", "--symlink", "/tmp", "/var/tmp");
   args.push("--dir", SANDBOX_BIN, "--symlink", spec.python, `${SANDBOX_BIN}/python`);
   args.push("--symlink", spec.python, `${SANDBOX_BIN}/python3`);
   const ws = spec.workspacePath ?? SANDBOX_WORKSPACE;

@@ -7,6 +7,8 @@ export interface SandboxHost {
   dir: string;
   /** Host directory mounted at /home/agent/workspace. */
   workspace: string;
+  /** Host directory mounted as the agent shell's /tmp (1777; kept across its shells, carried by snapshots). */
+  tmp: string;
   /** Host uid of the agent's processes (root mode) or air's own uid. */
   uid: number;
   identity: BwrapSpec["identity"];

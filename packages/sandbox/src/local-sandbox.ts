@@ -1,15 +1,15 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { chown, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BwrapSpec, bwrapInvocation, groupFor, passwdFor, SANDBOX_UID, sandboxEnv } from "./bwrap.ts";
 import { copyTree, freeze, thaw } from "./fork-copy.ts";
 import type { SandboxHost } from "./local-host.ts";
 import { collectDir, diskUsage, evaluationBinds, layEvaluationFiles, readCollected } from "./local-run.ts";
+import { outsidePairs, restoreSandboxTree, saveSandboxTree } from "./local-snapshot.ts";
 import { chownTree, killGroup, removeTree, runProcess, startBwrapShell } from "./process.ts";
 import { type SharedPath, sharedPaths } from "./shared.ts";
 import { execWithTimeout, type SentinelShell, shellQuote } from "./shell.ts";
-import { snapshotTree, type TreeManifest } from "./snapshot-tree.ts";
+import type { TreeManifest } from "./snapshot-tree.ts";
 import type {
   EvaluationOutput,
   EvaluationRequest,
@@ -94,20 +94,24 @@ export class LocalSandbox implements Sandbox {
     return runProcess(argv, { cwd: "/", timeoutMs, env: all, fd3, input });
   }
 
-  /** Starts the agent's bash in a new bwrap, in `cwd` when it still exists (else the workspace). */
+  /**
+   * Starts the agent's bash in a new bwrap, in `cwd` when the agent can still enter it (the workspace, its /tmp, a
+   * writable dir, the system), else in the workspace.
+   */
   async startShell(cwd = this.cwd): Promise<void> {
-    const hostPath = cwd.startsWith(this.workspace)
-      ? join(this.host.workspace, cwd.slice(this.workspace.length))
-      : undefined;
-    const start = hostPath && existsSync(hostPath) ? cwd : this.workspace;
-    const spec = this.spec(["bash", "--noprofile", "--norc"], { cwd: start, binds: this.dirBinds() });
+    const spec = this.spec(["bash", "--noprofile", "--norc"], {
+      cwd: this.workspace,
+      tmp: this.host.tmp,
+      binds: this.dirBinds(),
+    });
     const { argv, fd3 } = bwrapInvocation(spec);
     const env = { ...sandboxEnv(), ...this.host.env };
     const { child, shell } = startBwrapShell(argv, fd3, env, this.host.agentInit);
     this.child = child;
     this.shell = shell;
-    this.cwd = start;
-    await shell.run("true");
+    this.cwd = this.workspace;
+    const enter = cwd === this.workspace ? "true" : `cd -- ${shellQuote(cwd)} 2>/dev/null; true`;
+    this.cwd = (await shell.run(enter)).cwd || this.workspace;
   }
 
   async exec(command: string, timeoutMs: number): Promise<ExecResult> {
@@ -190,36 +194,44 @@ export class LocalSandbox implements Sandbox {
   }
 
   /**
-   * Fills this sandbox's (empty) workspace with a copy of `parent`'s (a fork), without its shared paths. As root:
-   * the parent's agent processes are stopped (its own uid) while this process copies the tree straight into this
-   * sandbox's ownership (no spawn; reflinks where the filesystem has them, symlinks never followed), then resumed.
-   * Otherwise (one uid for every sandbox): `tar` of the tree inside a bwrap as the agent that sees only the two
-   * workspaces.
+   * Fills this sandbox's (empty) workspace, /tmp and writable dirs with a copy of `parent`'s (a fork), without its
+   * shared paths. As root: the parent's agent processes are stopped (its own uid) while this process copies the
+   * trees straight into this sandbox's ownership (no spawn; reflinks where the filesystem has them, symlinks never
+   * followed), then resumed. Otherwise (one uid for every sandbox): `tar` of each tree inside a bwrap as the agent
+   * that sees only the parent's trees and this sandbox's.
    */
   async copyFrom(parent: LocalSandbox): Promise<void> {
     const h = this.host;
     const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
+    const pairs = outsidePairs(parent.host, h);
     if (h.asRoot) {
       await chown(h.workspace, h.uid, h.uid);
       const stopped = await freeze(parent.uid, parent.bwrapPid);
       try {
         await copyTree(parent.host.workspace, h.workspace, h.uid, skip);
+        for (const p of pairs) await copyTree(p.from, p.to, h.uid, new Set());
       } finally {
         thaw(stopped);
       }
       return;
     }
     const excludes = [...skip].map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
+    const copies = [
+      `tar -C ${SOURCE} --anchored ${excludes} -cf - . | tar -C ${this.workspace} -xf -`,
+      ...pairs.map((p, i) => `tar -C ${SOURCE}-${i} -cf - . | tar -C ${shellQuote(p.dest)} -xf -`),
+    ];
     const out = await this.sandboxed(
-      this.spec(
-        ["sh", "-c", `tar -C ${SOURCE} --anchored ${excludes} -cf - . | tar -C ${this.workspace} -xf -`],
-        {
-          shared: [],
-          cwd: "/",
-          identity: parent.host.identity,
-          binds: [{ src: parent.host.workspace, dest: SOURCE, readOnly: true }],
-        },
-      ),
+      this.spec(["sh", "-c", copies.join(" && ")], {
+        shared: [],
+        cwd: "/",
+        identity: parent.host.identity,
+        tmp: h.tmp,
+        binds: [
+          { src: parent.host.workspace, dest: SOURCE, readOnly: true },
+          ...pairs.map((p, i) => ({ src: p.from, dest: `${SOURCE}-${i}`, readOnly: true })),
+          ...this.dirBinds(),
+        ],
+      }),
       120_000,
     );
     if (out.exitCode !== 0) throw new Error(`copying the workspace for a fork failed: ${out.stderr}`);
@@ -231,29 +243,31 @@ export class LocalSandbox implements Sandbox {
   }
 
   /**
-   * Copies the workspace (without its shared paths) into the new directory `dest`, owned by air (a stored
-   * snapshot, `LocalRuntime.saveSnapshot`): as root while the sandbox's processes are stopped, in this process
-   * (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never followed); a file
-   * unchanged since this sandbox's last snapshot (inode, change time, size) is a hard link to it (`snapshotTree`).
+   * Stores the workspace (without its shared paths), /tmp and the task's writable dirs into the new directory
+   * `dest`, owned by air (`LocalRuntime.saveSnapshot`, `saveSandboxTree`), while the sandbox's processes are stopped,
+   * in this process (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never
+   * followed); a file unchanged since this sandbox's last snapshot (inode, change time, size) is a hard link to it.
+   * Returns the stored outside paths (`SnapshotHandle.outside`).
    */
-  async saveTree(dest: string): Promise<void> {
+  async saveTree(dest: string): Promise<string[]> {
     const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
     await mkdir(dest, { mode: 0o700 });
-    const owner = process.getuid?.() ?? 0;
-    const stopped = this.host.asRoot ? await freeze(this.uid, this.bwrapPid) : [];
+    // without root every sandbox runs as air's uid: only the bwrap's descendants are stopped, never air itself
+    const pid = this.bwrapPid;
+    const stopped = this.host.asRoot || pid !== undefined ? await freeze(this.uid, pid) : [];
     try {
-      this.lastTree = await snapshotTree(this.host.workspace, dest, owner, skip, this.lastTree);
+      return await saveSandboxTree(this.host, dest, skip, this.lastTrees);
     } finally {
       thaw(stopped);
     }
   }
-  /** This sandbox's last stored tree: unchanged files of the next one are hard links to it. */
-  private lastTree: TreeManifest | undefined;
+  /** This sandbox's last stored trees (by where the agent sees them): unchanged files of the next are hard links. */
+  private readonly lastTrees = new Map<string, TreeManifest>();
 
-  /** Fills this sandbox's (empty) workspace from a stored tree (`saveTree`), owned by this sandbox's agent. */
-  async restoreTree(tree: string): Promise<void> {
+  /** Fills this sandbox's (empty) workspace, /tmp and writable dirs from a stored tree (`saveTree`), as its agent's. */
+  async restoreTree(tree: string, outside?: string[]): Promise<void> {
     if (this.host.asRoot) await chown(this.host.workspace, this.host.uid, this.host.uid);
-    await copyTree(tree, this.host.workspace, this.host.uid, new Set());
+    await restoreSandboxTree(this.host, tree, outside);
   }
 
   /** Tar of the workspace, made inside a sandbox as the agent (symlinks stay links, never followed). */
@@ -280,7 +294,11 @@ export class LocalSandbox implements Sandbox {
   /** Runs one command as the agent in its own bwrap over this workspace, with `folders` mounted read-only. */
   async run(request: RunRequest): Promise<ExecResult> {
     const binds = [...this.dirBinds(), ...request.folders.map((f) => ({ ...f, readOnly: true }))];
-    const spec = this.spec(["bash", "-c", request.command], { binds, cwd: this.workspace });
+    const spec = this.spec(["bash", "-c", request.command], {
+      binds,
+      tmp: this.host.tmp,
+      cwd: this.workspace,
+    });
     const out = await this.sandboxed(spec, request.timeoutMs, undefined, request.env);
     return { output: out.stdout + out.stderr, exitCode: out.exitCode, timedOut: out.timedOut, cwd: this.cwd };
   }

@@ -50,7 +50,7 @@ describe("local runtime (bwrap): as an unprivileged user (user namespace)", () =
   if (asRoot && !readable) console.warn(`skipping the user-namespace test: nobody cannot read ${probe}`);
   // Without root the other tests already run this mode; as root, run it as nobody.
   test.skipIf(!readable)(
-    "a sandbox and an evaluation work without root",
+    "a sandbox, an evaluation, a fork and a stored snapshot work without root",
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "air-userns-"));
       try {
@@ -68,6 +68,7 @@ describe("local runtime (bwrap): as an unprivileged user (user namespace)", () =
         expect(result.net).toBe("1\n");
         expect(Number(result.procs)).toBeLessThan(6);
         expect(result.fork).toBe("hi\na\n1\ndata\nmine.txt\n");
+        expect(result.restored).toBe("t\nhi\n640 agent\n");
         expect(JSON.parse(result.evaluation)).toEqual({
           files: ["data", "evaluate.py", "mine.txt"],
           cwd: SANDBOX_WORKSPACE,

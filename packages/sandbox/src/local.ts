@@ -39,7 +39,7 @@ export interface LocalRuntimeOptions {
 }
 
 /** What a new sandbox's workspace starts from: a workspace tar or a stored tree, and the shell's directory. */
-type Prepared = { tar: Uint8Array; cwd?: string } | { tree: string; cwd: string };
+type Prepared = { tar: Uint8Array; cwd?: string } | { tree: string; cwd: string; outside?: string[] };
 
 /** Sandbox uids per process when air runs as root: each sandbox and each running evaluation takes one. */
 const UID_BLOCK = 4096;
@@ -56,9 +56,10 @@ function probeUid(): number {
 
 /**
  * Sandboxes on this machine, each a bubblewrap namespace: the agent sees its workspace at
- * /home/agent/workspace (writable), private /tmp and /dev/shm, the system read-only, no network, its own
- * PID namespace, nothing of the run dir, the MLGym root, other sandboxes or the host's home. Evaluations run
- * in a separate bwrap over a fresh copy with pristine evaluation files (see {@link LocalSandbox.evaluate}).
+ * /home/agent/workspace (writable), a private /tmp (a host directory of its own) and /dev/shm, the system
+ * read-only, no network, its own PID namespace, nothing of the run dir, the MLGym root, other sandboxes or the
+ * host's home. Evaluations run in a separate bwrap over a fresh copy with pristine evaluation files (see
+ * {@link LocalSandbox.evaluate}).
  * When air runs as root, each sandbox gets its own unprivileged host uid and evaluations another one.
  * @example
  * const runtime = new LocalRuntime({ root: "/tmp/air-sandboxes", python: "/usr/bin/python3" });
@@ -109,7 +110,7 @@ export class LocalRuntime implements Runtime {
     if (options.restore) assertRestorable(options.restore);
     const from: Prepared | undefined = options.restore
       ? options.restore.format === "tree"
-        ? { tree: options.restore.path, cwd: options.restore.cwd }
+        ? { tree: options.restore.path, cwd: options.restore.cwd, outside: options.restore.outside }
         : { tar: await readSnapshotTar(options.restore), cwd: options.restore.cwd }
       : options.snapshot && { tar: options.snapshot };
     sandbox ??= await this.prepare(files, from);
@@ -150,15 +151,15 @@ export class LocalRuntime implements Runtime {
   }
 
   /**
-   * Stores `sandbox`'s workspace as a tree of reflinked (or copied) files and its shell's directory
-   * (`LocalSandbox.saveTree`); restored by `acquire(files, { restore })`.
+   * Stores `sandbox`'s workspace, its /tmp and the task's writable dirs as trees of reflinked (or copied) files,
+   * and its shell's directory (`LocalSandbox.saveTree`); restored by `acquire(files, { restore })`.
    */
   async saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     const local = sandbox as LocalSandbox;
     const path = await store.place(id, "tree");
     const cwd = local.currentCwd;
-    await local.saveTree(path);
-    return store.commit({ id, format: "tree", path, cwd });
+    const outside = await local.saveTree(path);
+    return store.commit({ id, format: "tree", path, cwd, outside });
   }
 
   /** Keeps one blank sandbox of `files` staged for the next fork. */
@@ -251,6 +252,9 @@ export class LocalRuntime implements Runtime {
     await writeFile(passwd, passwdFor(agentId));
     const group = join(dir, "group");
     await writeFile(group, groupFor(agentId));
+    const tmp = join(dir, "tmp");
+    await mkdir(tmp);
+    await chmod(tmp, 0o1777);
     const environment = files.environment ?? {};
     const dirs = (environment.dirs ?? []).map((dest, i) => ({ src: join(dir, `dir-${i}`), dest }));
     for (const d of dirs) {
@@ -261,6 +265,7 @@ export class LocalRuntime implements Runtime {
       id,
       dir,
       workspace,
+      tmp,
       uid,
       identity,
       passwd,
@@ -286,7 +291,7 @@ export class LocalRuntime implements Runtime {
         await sandbox.startShell();
         return sandbox;
       }
-      if (from && "tree" in from) await sandbox.restoreTree(from.tree);
+      if (from && "tree" in from) await sandbox.restoreTree(from.tree, from.outside);
       else if (from) await sandbox.unpack(from.tar);
       if (from) await placeholders(workspace, sandbox.shared);
       else {

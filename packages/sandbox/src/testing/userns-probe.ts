@@ -1,11 +1,12 @@
 /**
  * Test helper process for the local runtime's user-namespace mode (air not running as root): acquires a
- * sandbox, runs a few commands and one evaluation, prints the results as one JSON line.
+ * sandbox, runs a few commands, one evaluation, a fork and a stored snapshot, prints the results as one JSON line.
  * Usage (as an unprivileged user): bun userns-probe.ts <scratch dir owned by that user>
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LocalRuntime } from "../local.ts";
+import { SnapshotStore } from "../snapshot-store.ts";
 
 const dir = process.argv[2] as string;
 mkdirSync(join(dir, "task", "workspace", "data"), { recursive: true });
@@ -35,6 +36,12 @@ try {
   const files = { key: "probe", dir: join(dir, "task"), readOnly: ["data"] };
   const fork = await (runtime.fork as NonNullable<typeof runtime.fork>)(box, files, { rolloutId: "f" });
   out.fork = (await fork.exec("cat mine.txt; cat data/x.csv; ls", 10_000)).output;
+  // a stored snapshot without root: the sandbox frozen (its bwrap's descendants, never this process), /tmp carried
+  await box.exec("echo t > /tmp/t && chmod 640 /tmp/t", 10_000);
+  const handle = await runtime.saveSnapshot(box, new SnapshotStore(join(dir, "snapshots")), "s");
+  const restored = await runtime.acquire(files, { rolloutId: "s", restore: handle });
+  out.restored = (await restored.exec("cat /tmp/t mine.txt; stat -c '%a %U' /tmp/t", 10_000)).output;
+  await runtime.release(restored);
   await runtime.release(fork);
   await runtime.release(box);
   console.log(JSON.stringify(out));
