@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SnapshotHandle } from "./snapshot-handle.ts";
 
@@ -101,10 +101,16 @@ export async function readSnapshotTar(handle: SnapshotHandle): Promise<Uint8Arra
   return bytes;
 }
 
+/**
+ * Bytes of the regular files under `dir`, links never followed (Bun's recursive `readdir` descends into symlinked
+ * directories: an agent's `ln -s / x` would make a root process walk the host).
+ */
 async function treeBytes(dir: string): Promise<number> {
   let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await treeBytes(path);
+    else if (entry.isFile()) total += (await lstat(path)).size;
   }
   return total;
 }
