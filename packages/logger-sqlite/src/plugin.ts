@@ -44,6 +44,7 @@ export default definePlugin({
       hooks: recorder.hooks,
       close: () => recorder.close(),
       recordedRollouts: () => [...recorder.recorded.values()],
+      evalRecorded: (step) => recorder.evalRecorded(step),
     };
   },
 });
