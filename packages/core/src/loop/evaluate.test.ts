@@ -8,7 +8,12 @@ import type { RecordedRollout } from "./resume.ts";
 /** What the plugins below saw, in order: env steps, dropped states, eval:end and step:start. */
 const timeline: string[] = [];
 /** What the store logger answers on the resumed run. */
-const store: { recorded: RecordedRollout[]; evalRecorded?: (step: number) => boolean } = { recorded: [] };
+const store: {
+  recorded: RecordedRollout[];
+  evalRecorded?: (step: number) => boolean;
+  /** Called at each eval turn's end (a test aborts the run there). */
+  onEvalTurn?: () => void;
+} = { recorded: [] };
 
 /** Env `tally`: a counter per session (its state), saved after each turn; train example t0, eval examples v0, v1. */
 const tallyEnv = definePlugin({
@@ -96,6 +101,9 @@ const storeLogger = definePlugin({
       },
       "step:start": (e) => {
         timeline.push(`step:start ${e.step}`);
+      },
+      "turn:end": (e) => {
+        if (e.rolloutId.startsWith("e")) store.onEvalTurn?.();
       },
     },
     recordedRollouts: () => store.recorded,
@@ -238,4 +246,26 @@ test("on resume, an eval the store recorded as ended is not run again; with no s
     },
   );
   expect(offCycle.of("eval:end").map((e) => e.step)).toEqual([1]);
+});
+
+test("an eval cut short by the run's abort (SIGINT) emits no eval:end and keeps its states: --resume runs it again", async () => {
+  store.recorded = [];
+  store.evalRecorded = undefined;
+  timeline.length = 0;
+  const controller = new AbortController();
+  store.onEvalTurn = () => controller.abort();
+  try {
+    const aborted = await runToml(config(2), { plugins, signal: controller.signal });
+    expect(aborted.summary.status).toBe("aborted");
+    expect(aborted.of("eval:end")).toEqual([]);
+    expect(timeline.filter((l) => l.startsWith("drop e0-"))).toEqual([]);
+    const evalEnds = aborted.of("rollout:end").filter((e) => e.trajectory.split === "eval");
+    // each stopped after its turn, "aborted": the store keeps it as in flight, to continue
+    expect(evalEnds.map((e) => [e.trajectory.stopReason, e.trajectory.turns.length])).toEqual(
+      evalEnds.map(() => ["aborted", 1]),
+    );
+    expect(evalEnds).toHaveLength(4);
+  } finally {
+    store.onEvalTurn = undefined;
+  }
 });

@@ -48,6 +48,7 @@ export interface EvalRun {
   pending: PendingWork;
   orchestrator: OrchestratorConfig;
   policyVersion: () => number;
+  signal: AbortSignal;
   /**
    * One eval rollout of `example` in group `groupId` (with retries; a recorded one continues: `rl --resume`).
    * `keepState` takes its `dropState` when it ends: the eval runs them once it ended.
@@ -62,7 +63,8 @@ export interface EvalRun {
 /**
  * The periodic evaluation after step `step`: `rollouts_per_example` rollouts of each eval example with the weights
  * trained so far (never trained on); emits eval:end with per-task reward means, then drops the rollouts' states
- * (snapshots): a kill before eval:end reached the store re-runs the eval on `--resume`, continuing them.
+ * (snapshots): a kill before eval:end reached the store re-runs the eval on `--resume`, continuing them. An eval
+ * cut short by the run's abort (SIGINT) emits no eval:end and keeps its states: `--resume` runs it again too.
  * @example await runEval(run, 3, Date.now()); // eval:end { step: 3, policyVersion: 4, … }
  */
 export async function runEval(run: EvalRun, step: number, startMs: number): Promise<void> {
@@ -79,6 +81,7 @@ export async function runEval(run: EvalRun, step: number, startMs: number): Prom
       rollouts.push(run.rollout(example, `eval:${step}:${example.id}`, keep));
   }
   const trajectories = await Promise.all(rollouts);
+  if (run.signal.aborted) return;
   const metrics = evalMetrics(trajectories, run.env.scores !== false);
   metrics["eval/time_s"] = (Date.now() - startMs) / 1000;
   await bus.emit("eval:end", { step, policyVersion: version, trajectories, metrics });

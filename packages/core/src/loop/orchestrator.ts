@@ -228,12 +228,13 @@ export class Orchestrator {
 
   /** The eval after `step` (loop/evaluate.ts); its time is its own (eval/time_s, on its own line), not the next step's. */
   private async evaluate(step: number): Promise<void> {
-    const { orchestrator, bus } = this.options;
+    const { orchestrator, bus, signal } = this.options;
     const e0 = Date.now();
     await runEval(
       {
         env: this.parts.env,
         bus,
+        signal,
         pending: this.pending,
         orchestrator,
         policyVersion: () => this.parts.policy.version,
