@@ -1,28 +1,18 @@
-import { isAbsolute, resolve } from "node:path";
 import type { ResolvedConfig } from "@air/core";
-import { openStore, recordAudits } from "@air/logger-sqlite";
+import { openStore, recordAudits, runStoreFile } from "@air/logger-sqlite";
 import type { z } from "zod";
 import type { AuditReport } from "./types.ts";
 
 /**
  * Writes the findings to the run store's `audits` table: the `sqlite` logger's file when the config has one,
- * else `<run dir>/air.db`. Returns the file.
+ * else `<run dir>/air.db` (`runStoreFile`, where the launcher reads them). Returns the file.
  * @example const file = storeAudit(config, report);
  */
 export function storeAudit<E extends Record<string, z.ZodType>>(
   config: ResolvedConfig<E>,
   report: AuditReport,
 ): string {
-  const logger = config.plugins.loggers.find((l) => l.spec === "sqlite");
-  const configured = logger?.config;
-  const path =
-    configured &&
-    typeof configured === "object" &&
-    "path" in configured &&
-    typeof configured.path === "string"
-      ? configured.path
-      : "air.db";
-  const file = isAbsolute(path) ? path : resolve(config.runDir, path);
+  const file = runStoreFile(config);
   const db = openStore(file);
   try {
     recordAudits(

@@ -224,6 +224,23 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
     return [];
   }
 
+  /**
+   * Whether the loggers recorded the end of the eval after `step` (`PluginBase.evalRecorded`): true when one did,
+   * false when those that keep a store did not, undefined when none keeps one.
+   */
+  evalRecorded(step: number): boolean | undefined {
+    let answer: boolean | undefined;
+    for (const c of this.created) {
+      if (c.kind !== "logger" || !c.instance.evalRecorded) continue;
+      try {
+        answer = c.instance.evalRecorded(step) || answer === true;
+      } catch (error) {
+        this.log.warn(wrapError(error, "HOOK_FAILED", c.label, "evalRecorded").message);
+      }
+    }
+    return answer;
+  }
+
   /** Every plugin's `stepMetrics()`, keyed `<label>/<key>`; a throwing one is logged and skipped. */
   stepMetrics(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -88,6 +88,12 @@ export interface PluginBase {
    * point on their last turn (they continue there instead of starting over). Read once, before the first rollout.
    */
   recordedRollouts?(): RecordedRollout[];
+  /**
+   * A logger that keeps a run store, on `rl --resume`: whether it recorded the end of the eval after step `step`
+   * (eval:end). False: the eval was cut short (or never started), the loop runs it again first; its rollouts the
+   * store kept are among `recordedRollouts()`.
+   */
+  evalRecorded?(step: number): boolean;
 }
 
 /** One open episode of an example, owned by one rollout. */

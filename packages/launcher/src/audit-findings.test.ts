@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { AUDIT_SCHEMA_VERSION, type AuditReport, storeAudit } from "@air/audit";
 import { loadConfig } from "@air/core";
 import { openStore, recordAudits } from "@air/logger-sqlite";
 import { EVALUATION_NOISE_PROBE } from "@air/logger-sqlite/read";
@@ -19,8 +20,8 @@ import {
 afterAll(removeTempDirs);
 
 /** The fixture run (no trainer) with the `delta` reward asking for the audit's noise; `rl` runs no preflight. */
-async function deltaRun(): Promise<RunConfig> {
-  const fx = await writeFixtureConfig({ withTrainer: false });
+async function deltaRun(loggers?: string): Promise<RunConfig> {
+  const fx = await writeFixtureConfig({ withTrainer: false, loggers });
   const toml = readFileSync(fx.file, "utf8").replace(
     /\[reward\]\nplugin = [^\n]+\n/,
     '[[reward]]\nplugin = "delta"\nmin_improvement = "noise"\nmetric = "Score"\n',
@@ -48,7 +49,7 @@ const deltaCheck = (checks: Array<{ name: string; status: string; message: strin
 
 test("the audit's findings reach the plugins through the launcher: read once from the run's store, none without one", async () => {
   const config = await deltaRun();
-  expect(await readAuditFindings(config.runDir)).toBeUndefined();
+  expect(await readAuditFindings(config)).toBeUndefined();
   expect(deltaCheck(await preflightOf(config))).toMatchObject({
     status: "fail",
     message: expect.stringContaining("run `bun run audit <config> --repeats 3` first"),
@@ -86,3 +87,34 @@ test("rl: the run's plugins get the plan's findings (delta with min_improvement 
     killSurvivors(run, config.runDir);
   }
 }, 120_000);
+
+test("the findings are read from the store the audit wrote: the sqlite logger's own path, not <run dir>/air.db", async () => {
+  const config = await deltaRun('[{ plugin = "sqlite", path = "runs.db" }]');
+  mkdirSync(config.runDir, { recursive: true });
+  const report: AuditReport = {
+    schemaVersion: AUDIT_SCHEMA_VERSION,
+    configFile: config.file,
+    runName: config.root.run.name,
+    runtime: "local",
+    repeats: 3,
+    tasks: ["t"],
+    findings: [
+      {
+        task: "t",
+        probe: EVALUATION_NOISE_PROBE,
+        group: "baseline",
+        verdict: "ok",
+        critical: false,
+        score: 0.03,
+        evidence: "e",
+      },
+    ],
+    critical: 0,
+    createdAt: new Date(1000).toISOString(),
+    durationMs: 1,
+    files: { json: "", sqlite: "" },
+  };
+  const written = storeAudit(config, report);
+  expect(written).toBe(join(config.runDir, "runs.db"));
+  expect(await readAuditFindings(config)).toEqual({ source: written, noise: { t: 0.03 }, critical: [] });
+});

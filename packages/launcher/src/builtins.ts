@@ -1,9 +1,9 @@
-import { join } from "node:path";
 import {
   type AuditFindings,
   type BuiltinPlugins,
   type PluginDefinition,
   PluginRegistry,
+  type ResolvedConfig,
   type ResolvedPlugin,
   type StepLineOptions,
   type StepLines,
@@ -55,13 +55,16 @@ export const BUILTIN_PLUGINS: BuiltinPlugins = {
 };
 
 /**
- * The latest audit's findings for a run (what `bun run audit` stored in `<run dir>/air.db`), read by the store's
- * own package, loaded on first use: the launcher reads them once and hands them to every plugin (`ctx.audit`).
- * @example const audit = await readAuditFindings(config.runDir); audit?.noise // { apartmentRent: 0.004 }
+ * The latest audit's findings for a run (what `bun run audit` stored in the run's store: its `sqlite` logger's
+ * file, else `<run dir>/air.db`), read by the store's own package, loaded on first use: the launcher reads them
+ * once and hands them to every plugin (`ctx.audit`).
+ * @example const audit = await readAuditFindings(config); audit?.noise // { apartmentRent: 0.004 }
  */
-export async function readAuditFindings(runDir: string): Promise<AuditFindings | undefined> {
+export async function readAuditFindings(
+  config: Pick<ResolvedConfig, "runDir" | "plugins">,
+): Promise<AuditFindings | undefined> {
   const store = await import("@air/logger-sqlite/read");
-  return store.readAuditFindings(join(runDir, "air.db"));
+  return store.readAuditFindings(store.runStoreFile(config));
 }
 
 /** Sections of the other apps that a run's TOML may hold too: `[eval]` (`bun run eval`). */

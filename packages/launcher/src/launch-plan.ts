@@ -74,7 +74,7 @@ export async function planLaunch(
     killed: [],
     removedContainers: [],
   });
-  const audit = await readAuditFindings(runDir);
+  const audit = await readAuditFindings(config);
   const gpus = planGpus(root.deployment, env);
   if (root.launcher.preflight) {
     const checks = await runPreflight({ run, gpus, audit }, { env });

@@ -45,7 +45,7 @@ export async function preflightPlan(
   return {
     run,
     gpus: planGpus(run.config.root.deployment, env),
-    audit: await readAuditFindings(run.config.runDir),
+    audit: await readAuditFindings(run.config),
   };
 }
 

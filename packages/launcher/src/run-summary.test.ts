@@ -31,6 +31,14 @@ describe("summaryLine", () => {
     );
   });
 
+  test("a resume with no step left (it ran the eval a kill cut short) completes: it had nothing to train", () => {
+    const totals = { rolloutsOk: 0, rolloutsFailed: 0, samplesTrained: 0, weightUpdates: 0 };
+    expect(summaryLine({ ...base, stepsCompleted: 0, totals })).toEqual({
+      ok: true,
+      line: "run completed: 0 step(s), rollouts 0 ok / 0 failed, 0 sample(s) trained",
+    });
+  });
+
   test("a failed run carries its error", () => {
     const end = summaryLine({ ...base, status: "failed", error: "boom" });
     expect(end).toEqual({ ok: false, line: "run failed: 2 step(s): boom" });

@@ -1,8 +1,8 @@
 import type { RunSummary } from "@air/core";
 
 /**
- * The one line `rl` ends with, and whether the run counts as a success: it must have completed and trained at
- * least one sample (a run whose rollouts all failed, or produced nothing trainable, exits non-zero).
+ * The one line `rl` ends with, and whether the run counts as a success: it must have completed and, when it ran a
+ * step, trained at least one sample (a run whose rollouts all failed, or produced nothing trainable, exits non-zero).
  * @example summaryLine({ status: "completed", stepsCompleted: 2, unsettled: [], peakConcurrentRollouts: 8,
  *   totals: { rolloutsOk: 16, rolloutsFailed: 0, samplesTrained: 16 } }) // { ok: true, line: "run completed: 2 step(s), …" }
  */
@@ -14,7 +14,9 @@ export function summaryLine(summary: RunSummary): { ok: boolean; line: string } 
     ? `${t.samplesTrained} sample(s) built, none trained (the trainer returned no weights)`
     : `${t?.samplesTrained} sample(s) trained`;
   const counts = t ? `, rollouts ${t.rolloutsOk} ok / ${t.rolloutsFailed} failed, ${samples}` : "";
-  const nothing = summary.status === "completed" && t !== undefined && t.samplesTrained === 0;
+  // A resume with no step left (it may only run the eval a crash cut short) had nothing to train.
+  const nothing =
+    summary.status === "completed" && summary.stepsCompleted > 0 && t !== undefined && t.samplesTrained === 0;
   const why = summary.error
     ? `: ${summary.error}`
     : nothing

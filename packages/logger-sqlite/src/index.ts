@@ -24,6 +24,7 @@ export { HEARTBEAT_MS, type RecordedRunInfo, type RecorderOptions, RunRecorder }
 export { type ContinuedRun, continueRun } from "./resume.ts";
 export * as tables from "./schema.ts";
 export { schema } from "./schema.ts";
+export { runStoreFile, storeFileIn } from "./store-file.ts";
 export {
   promptBase,
   rebuildPrompts,

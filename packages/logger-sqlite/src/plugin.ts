@@ -1,8 +1,8 @@
-import { isAbsolute, resolve } from "node:path";
 import { definePlugin, errorMessage } from "@air/core";
 import { openStore } from "./open.ts";
 import { sqliteLoggerConfig } from "./options.ts";
 import { RunRecorder } from "./recorder.ts";
+import { storeFileIn } from "./store-file.ts";
 
 /**
  * The "sqlite" logger: records every run event into `<runDir>/air.db` (drizzle schema, WAL, batched writes).
@@ -17,7 +17,7 @@ export default definePlugin({
   description: "run store: steps, trajectories, turns, metrics in SQLite (read by `bun run viz`)",
   configSchema: sqliteLoggerConfig,
   create(config, ctx) {
-    const file = isAbsolute(config.path) ? config.path : resolve(ctx.runDir, config.path);
+    const file = storeFileIn(ctx.runDir, config.path);
     let db: ReturnType<typeof openStore>;
     try {
       db = openStore(file, { synchronous: config.synchronous });
@@ -44,6 +44,7 @@ export default definePlugin({
       hooks: recorder.hooks,
       close: () => recorder.close(),
       recordedRollouts: () => [...recorder.recorded.values()],
+      evalRecorded: (step) => recorder.evalRecorded(step),
     };
   },
 });

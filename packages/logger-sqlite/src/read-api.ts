@@ -20,6 +20,7 @@ export {
   type TurnRecord,
 } from "./read.ts";
 export { SEARCH_SUFFIX, type SearchHits, SearchIndex, trigramQuery } from "./search.ts";
+export { runStoreFile } from "./store-file.ts";
 export type { ValidationPoint } from "./summary.ts";
 
 /**

@@ -2,7 +2,7 @@ import type { EventHandlers, RecordedRollout, Turn } from "@air/core";
 import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
 import { readRecordedRollouts } from "./recorded.ts";
-import { type ContinuedRun, continueRun } from "./resume.ts";
+import { type ContinuedRun, continueRun, evalRecorded } from "./resume.ts";
 import { sampleRow, trajectoryRow, turnOutcomeRow, turnResumeRow, turnRow } from "./rows.ts";
 import { runs } from "./schema.ts";
 import { prepareStatements, SAMPLE_CHUNK, type Statements } from "./statements.ts";
@@ -210,7 +210,7 @@ export class RunRecorder {
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
     },
     "eval:end": (e) => {
-      this.pushMetrics(e.step, e.metrics, "eval");
+      const metricRows = this.metricRows(e.step, e.metrics, "eval");
       const rows: EvaluationResult[] = [];
       const policy = `v${e.policyVersion}`;
       for (const [name, value] of Object.entries(e.metrics)) {
@@ -224,7 +224,15 @@ export class RunRecorder {
         metric: "reward/mean",
         value: e.metrics["eval/reward/mean"] ?? 0,
       });
-      this.queue(() => recordEvaluations(this.db, this.runId, rows));
+      const ids = e.trajectories.map((t) => t.id);
+      // One op, written at once: the evaluations rows say the eval ended (`evalRecorded`), so a kill leaves all of
+      // it or none; the eval's resume points go with them (the loop drops its states once this resolves).
+      this.queue(() => {
+        for (const r of metricRows) this.write.metric(r);
+        recordEvaluations(this.db, this.runId, rows);
+        for (const rolloutId of ids) this.write.deleteTurnResume({ runId: this.runId, rolloutId });
+      });
+      this.writer.flush();
     },
     "weights:updated": (e) => {
       this.pushMetrics(Math.max(0, e.weights.version - 1), e.metrics, "trainer");
@@ -281,15 +289,18 @@ export class RunRecorder {
     this.db.$client.close();
   }
 
-  private pushMetrics(
-    step: number,
-    values: Record<string, number>,
-    source: "step" | "trainer" | "eval",
-  ): void {
-    for (const [name, value] of Object.entries(values)) {
-      if (!Number.isFinite(value)) continue;
-      const row = { runId: this.runId, step, name, value, source };
-      this.queue(() => this.write.metric(row));
-    }
+  /** Whether this run recorded the end of the eval after `step` (`PluginBase.evalRecorded`, read on `rl --resume`). */
+  evalRecorded(step: number): boolean {
+    return evalRecorded(this.db, this.runId, step);
+  }
+
+  private pushMetrics(step: number, values: Record<string, number>, source: "step" | "trainer"): void {
+    for (const row of this.metricRows(step, values, source)) this.queue(() => this.write.metric(row));
+  }
+
+  private metricRows(step: number, values: Record<string, number>, source: "step" | "trainer" | "eval") {
+    return Object.entries(values)
+      .filter(([, value]) => Number.isFinite(value))
+      .map(([name, value]) => ({ runId: this.runId, step, name, value, source }));
   }
 }

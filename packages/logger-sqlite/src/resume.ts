@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, notInArray, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, notInArray, or, sql } from "drizzle-orm";
 import type { StoreDb } from "./open.ts";
 import {
   evaluations,
@@ -18,8 +18,25 @@ export interface ContinuedRun {
   runId: number;
   droppedTrajectories: number;
   droppedSteps: number;
-  /** Train rollouts of the resumed steps kept with their turns: each has a resume row on every turn. */
+  /** Train rollouts of the resumed steps (and eval rollouts of a cut-short eval) kept with their turns: each has a resume row on every turn. */
   kept: string[];
+  /** Set when the eval after step `startStep − 1` has rollouts here but no eval:end: the loop runs it again. */
+  cutShortEval?: { step: number; dropped: number; kept: number };
+}
+
+/**
+ * Whether run `runId` recorded the end of the eval after step `step` (eval:end: its `evaluations` rows, written in
+ * one transaction with its metrics).
+ * @example evalRecorded(db, 1, 3) // false: the launcher was killed during the eval after step 3
+ */
+export function evalRecorded(db: Pick<StoreDb, "$client">, runId: number, step: number): boolean {
+  return (
+    db.$client
+      .query<{ n: number }, [number, number]>(
+        "SELECT count(*) AS n FROM evaluations WHERE run_id = ?1 AND step = ?2",
+      )
+      .get(runId, step)?.n !== 0
+  );
 }
 
 /**
@@ -28,7 +45,9 @@ export interface ContinuedRun {
  * `startStep` on — the interrupted step's trajectories, turns, samples, metrics, warnings, evaluations and
  * step rows — is deleted, so the resumed steps are recorded once. With `keepRollouts` (`orchestrator.resume_rollouts`)
  * the train rollouts of those steps whose every turn has its `turn_resume` row are kept with their turns (`kept`):
- * they continue from their last turn. Every other `turn_resume` row of the run is dropped (only these are read).
+ * they continue from their last turn. The eval after step `startStep − 1` (run once that step's weights arrived)
+ * is cut short when it has no eval:end (`evalRecorded`): the loop runs it again, so its rollouts go too, but for
+ * those kept the same way. Every other `turn_resume` row of the run is dropped (only these are read).
  * Undefined when the store has no such run.
  * @example const continued = continueRun(db, "outputs/quickstart", 3); // { runId: 1, droppedTrajectories: 5, … }
  */
@@ -48,12 +67,19 @@ export function continueRun(
   if (!previous) return undefined;
   const runId = previous.id;
   return db.transaction((tx) => {
-    const kept = keepRollouts ? resumable(db, runId, startStep) : [];
+    const evalStep = startStep - 1;
+    const cutShort = !evalRecorded(db, runId, evalStep);
+    const keptRows = keepRollouts ? resumable(db, runId, startStep, cutShort) : [];
+    const kept = keptRows.map((r) => r.id);
+    const ofEval = and(eq(trajectories.split, "eval"), eq(trajectories.step, evalStep));
     const dropped = and(
       eq(trajectories.runId, runId),
-      gte(trajectories.step, startStep),
+      cutShort ? or(gte(trajectories.step, startStep), ofEval) : gte(trajectories.step, startStep),
       notInArray(trajectories.rolloutId, kept),
     );
+    const droppedEval = cutShort
+      ? (tx.select({ n: sql<number>`count(*)` }).from(trajectories).where(and(dropped, ofEval)).get()?.n ?? 0)
+      : 0;
     const rollouts = tx.select({ id: trajectories.rolloutId }).from(trajectories).where(dropped);
     tx.delete(turns)
       .where(and(eq(turns.runId, runId), inArray(turns.rolloutId, rollouts)))
@@ -72,6 +98,10 @@ export function continueRun(
     tx.delete(metrics)
       .where(and(eq(metrics.runId, runId), gte(metrics.step, startStep)))
       .run();
+    if (cutShort)
+      tx.delete(metrics)
+        .where(and(eq(metrics.runId, runId), eq(metrics.step, evalStep), eq(metrics.source, "eval")))
+        .run();
     tx.delete(warnings)
       .where(and(eq(warnings.runId, runId), gte(warnings.step, startStep)))
       .run();
@@ -84,6 +114,14 @@ export function continueRun(
       .returning({ step: steps.step })
       .all().length;
     const now = Date.now();
+    const evalKept = keptRows.filter((r) => r.split === "eval").length;
+    const cutShortEval =
+      cutShort && droppedEval + evalKept > 0
+        ? { step: evalStep, dropped: droppedEval, kept: evalKept }
+        : undefined;
+    const evalNote = cutShortEval
+      ? `; the eval after step ${evalStep} was cut short: dropped ${droppedEval} of its rollouts, kept ${evalKept}, it runs again`
+      : "";
     tx.update(runs)
       .set({
         status: "running",
@@ -99,25 +137,33 @@ export function continueRun(
         runId,
         level: "info",
         source: "sqlite",
-        message: `resumed at step ${startStep}: dropped ${droppedTrajectories} trajectories of ${droppedSteps} interrupted step(s), kept ${kept.length} to continue`,
+        message: `resumed at step ${startStep}: dropped ${droppedTrajectories} trajectories of ${droppedSteps} interrupted step(s), kept ${kept.length} to continue${evalNote}`,
         timeMs: now,
       })
       .run();
-    return { runId, droppedTrajectories, droppedSteps, kept };
+    return { runId, droppedTrajectories, droppedSteps, kept, ...(cutShortEval ? { cutShortEval } : {}) };
   });
 }
 
-/** Train rollouts of steps ≥ `startStep` with at least one turn and a `turn_resume` row for each. */
-function resumable(tx: Pick<StoreDb, "$client">, runId: number, startStep: number): string[] {
-  const rows = tx.$client
-    .query<{ id: string }, [number, number]>(
-      `SELECT t.rollout_id AS id FROM trajectories t
-       WHERE t.run_id = ?1 AND t.step >= ?2 AND t.split = 'train'
+/**
+ * Train rollouts of steps ≥ `startStep` (and, with `evalToo`, eval rollouts of step `startStep − 1`) with at least
+ * one turn and a `turn_resume` row for each.
+ */
+function resumable(
+  tx: Pick<StoreDb, "$client">,
+  runId: number,
+  startStep: number,
+  evalToo: boolean,
+): Array<{ id: string; split: string }> {
+  return tx.$client
+    .query<{ id: string; split: string }, [number, number, number]>(
+      `SELECT t.rollout_id AS id, t.split AS split FROM trajectories t
+       WHERE t.run_id = ?1
+         AND ((t.step >= ?2 AND t.split = 'train') OR (?3 AND t.step = ?2 - 1 AND t.split = 'eval'))
          AND (SELECT count(*) FROM turns u WHERE u.run_id = t.run_id AND u.rollout_id = t.rollout_id) > 0
          AND (SELECT count(*) FROM turns u WHERE u.run_id = t.run_id AND u.rollout_id = t.rollout_id) =
              (SELECT count(*) FROM turn_resume r WHERE r.run_id = t.run_id AND r.rollout_id = t.rollout_id)
        ORDER BY t.rollout_id`,
     )
-    .all(runId, startStep);
-  return rows.map((r) => r.id);
+    .all(runId, startStep, evalToo ? 1 : 0);
 }

@@ -7,10 +7,11 @@ import type { AdvantageEstimator, Environment, Policy, Trainer, TrajectoryStrate
 import type { Example, Trajectory } from "../types.ts";
 import { attemptDeps, rolloutWithRetries } from "./attempt.ts";
 import { buildBatch } from "./batch.ts";
+import { evalFollows, runEval } from "./evaluate.ts";
 import { FailureWatch, type RunTotals } from "./failures.ts";
 import type { RecordedRollout } from "./resume.ts";
 import type { RewardEntry } from "./rewards.ts";
-import { addSummary, summarize } from "./stats.ts";
+import type { RolloutDeps } from "./rollout.ts";
 import { growTree } from "./tree.ts";
 import { treeAdvantage } from "./tree-advantage.ts";
 import type { TreeConfig } from "./tree-config.ts";
@@ -45,6 +46,8 @@ export interface OrchestratorOptions {
   runStartMs?: number;
   /** Rollouts of the resumed steps the store recorded (`rl --resume`): each continues from its last turn. */
   recorded?: RecordedRollout[];
+  /** `rl --resume`: the step whose eval a crash cut short (`interruptedEval`), run before the first step. */
+  resumeEval?: number;
 }
 
 export interface RunSummary {
@@ -118,6 +121,8 @@ export class Orchestrator {
           `[orchestrator.tree] needs an env whose sessions fork; the ${this.parts.names.env} env does not (canFork unset)`,
         );
       }
+      if (this.options.resumeEval !== undefined && !signal.aborted)
+        await this.evaluate(this.options.resumeEval);
       let launched = start;
       for (let step = start; step < maxSteps; step++) {
         if (signal.aborted) break;
@@ -133,12 +138,7 @@ export class Orchestrator {
         if (signal.aborted) break;
         await this.trainStep(step, trajectories);
         completed++;
-        if (o.eval_every > 0 && (step + 1) % o.eval_every === 0 && !signal.aborted) {
-          // The eval's time is its own (eval/time_s, on its own line), not the next step's.
-          const e0 = Date.now();
-          await this.evaluate(step, e0);
-          this.lastStepMs += Date.now() - e0;
-        }
+        if (evalFollows(o, step) && !signal.aborted) await this.evaluate(step);
       }
       await Promise.allSettled(generations.values());
       const status = signal.aborted ? "aborted" : "completed";
@@ -226,39 +226,24 @@ export class Orchestrator {
     }
   }
 
-  /** Rollouts on the eval split with the weights trained so far; emits eval:end with per-task reward means. */
-  private async evaluate(step: number, startMs: number): Promise<void> {
-    const { orchestrator: o, bus } = this.options;
-    const examples = await this.pending.run("env.examples(eval)", o.timeouts.env_open_ms, () =>
-      this.parts.env.examples("eval"),
+  /** The eval after `step` (loop/evaluate.ts); its time is its own (eval/time_s, on its own line), not the next step's. */
+  private async evaluate(step: number): Promise<void> {
+    const { orchestrator, bus, signal } = this.options;
+    const e0 = Date.now();
+    await runEval(
+      {
+        env: this.parts.env,
+        bus,
+        signal,
+        pending: this.pending,
+        orchestrator,
+        policyVersion: () => this.parts.policy.version,
+        rollout: (example, groupId, keep) => this.rolloutWithRetries(step, example, groupId, "eval", keep),
+      },
+      step,
+      e0,
     );
-    const version = this.parts.policy.version;
-    const rollouts: Promise<Trajectory>[] = [];
-    for (const example of examples) {
-      for (let r = 0; r < o.rollouts_per_example; r++) {
-        rollouts.push(this.rolloutWithRetries(step, example, `eval:${step}:${example.id}`, "eval"));
-      }
-    }
-    const trajectories = await Promise.all(rollouts);
-    const ok = trajectories.filter((t) => t.stopReason !== "failed");
-    const metrics: Record<string, number> = {
-      "eval/rollouts": trajectories.length,
-      "eval/failed": trajectories.length - ok.length,
-    };
-    addSummary(
-      metrics,
-      "eval/reward",
-      ok.map((t) => t.reward ?? 0),
-    );
-    if (this.parts.env.scores !== false)
-      metrics["eval/no_score_frac"] = ok.length
-        ? ok.filter((t) => !t.turns.some((x) => x.scores)).length / ok.length
-        : 0;
-    const tasks = new Map<string, number[]>();
-    for (const t of ok) tasks.set(t.task, [...(tasks.get(t.task) ?? []), t.reward ?? 0]);
-    for (const [task, rewards] of tasks) metrics[`eval/${task}/reward/mean`] = summarize(rewards).mean;
-    metrics["eval/time_s"] = (Date.now() - startMs) / 1000;
-    await bus.emit("eval:end", { step, policyVersion: version, trajectories, metrics });
+    this.lastStepMs += Date.now() - e0;
   }
 
   private async generateStep(step: number, examples: Example[]): Promise<Trajectory[]> {
@@ -301,14 +286,17 @@ export class Orchestrator {
     example: Example,
     groupId: string,
     split: "train" | "eval" = "train",
+    keepEvalState?: RolloutDeps["keepState"],
   ): Promise<Trajectory> {
     const { orchestrator: o, bus, log, signal } = this.options;
     const release = await this.semaphore.acquire();
-    const recorded = split === "train" ? this.recorded.get(groupId)?.shift() : undefined;
+    const recorded = this.recorded.get(groupId)?.shift();
     const deps = attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o });
-    deps.resumeRollouts = split === "train" && o.resume_rollouts;
+    deps.resumeRollouts = o.resume_rollouts;
+    // a train rollout's state is held until its step is trained, an eval's until the eval ended
     if (deps.resumeRollouts)
-      deps.keepState = (s, drop) => this.heldStates.set(s, [...(this.heldStates.get(s) ?? []), drop]);
+      deps.keepState =
+        keepEvalState ?? ((s, drop) => this.heldStates.set(s, [...(this.heldStates.get(s) ?? []), drop]));
     try {
       return await rolloutWithRetries(deps, {
         rolloutId: recorded?.rolloutId ?? this.nextRolloutId(split === "eval" ? "e" : "s", step),

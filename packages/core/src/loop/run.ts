@@ -3,6 +3,7 @@ import type { EventHandlers } from "../events.ts";
 import { type HostContext, PluginHost } from "../host.ts";
 import type { LogSink } from "../log.ts";
 import type { WeightsRef } from "../types.ts";
+import { interruptedEval } from "./evaluate.ts";
 import { Orchestrator, type RunSummary } from "./orchestrator.ts";
 
 export interface StartRunOptions {
@@ -62,13 +63,21 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
     if (recorded.length > 0) log.info(`resuming ${recorded.length} recorded rollout(s) from their last turn`);
     const env = parts.env;
     if (options.startStep !== undefined && env.keepStates) {
-      const keep = recorded.map((r) => r.rolloutId);
+      // a rollout that had ended is taken as recorded: only those in flight need their states
+      const keep = recorded.filter((r) => r.stopReason === undefined).map((r) => r.rolloutId);
       await pending.run("env.keepStates", root.orchestrator.timeouts.env_open_ms, () =>
         env.keepStates!(keep),
       );
     }
+    const resumeEval = interruptedEval(
+      root.orchestrator,
+      options.startStep,
+      (s) => host.evalRecorded(s),
+      log,
+    );
     const orchestrator = new Orchestrator(parts, {
       recorded,
+      resumeEval,
       stepMetrics: () => host.stepMetrics(),
       runStartMs,
       orchestrator: root.orchestrator,

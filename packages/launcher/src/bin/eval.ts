@@ -51,7 +51,7 @@ async function evaluate(file: string, overrides: string[]): Promise<number> {
       context: {
         inferenceUrl: inferenceBaseUrl(config),
         envGpuIds: gpus.env,
-        audit: await readAuditFindings(config.runDir),
+        audit: await readAuditFindings(config),
       },
     });
     const { samples, failed } = report.overall;
