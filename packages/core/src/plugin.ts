@@ -143,6 +143,11 @@ export interface Environment extends PluginBase {
    * the loop continues) will never be read again and may go (e.g. snapshots of turns the store never recorded).
    */
   keepStates?(rolloutIds: string[]): Promise<void>;
+  /**
+   * What `saveState` stored for these rollouts may go: on `rl --resume`, tree nodes taken as recorded (branched or
+   * finished, no session opened for them), once their step is trained.
+   */
+  dropStates?(rolloutIds: string[]): Promise<void>;
   /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
   readonly canFork?: boolean;
   /**

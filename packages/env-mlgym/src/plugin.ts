@@ -166,6 +166,10 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
     keepStates: async (rolloutIds) => {
       await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
+    // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
+    dropStates: async (rolloutIds) => {
+      await snapshots.prune((h) => rolloutIds.some((id) => ofRollout(id, h.id)));
+    },
     // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
     async restore(example, info) {
       const entry = entryOf(example, "restore");

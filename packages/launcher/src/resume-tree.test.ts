@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   openStore,
@@ -182,5 +182,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
     .split("\n")
     .map((l) => (JSON.parse(l) as { step: number }).step);
   expect(trained).toEqual(Array.from({ length: maxSteps }, (_, i) => i + 1));
+  // every node's snapshots are pruned once its step is trained, those taken as recorded too
+  expect(readdirSync(join(runDir, "snapshots"))).toEqual([]);
   expect(survivors(second, runDir)).toEqual([]);
 }, 600_000);

@@ -124,6 +124,25 @@ export class TreeGrowth {
     else await drop();
   }
 
+  /** A recorded node taken as it was (`rl --resume`, no session): its states go once its step is trained. */
+  async dropRecordedState(id: string): Promise<void> {
+    const { deps } = this;
+    const env = deps.env;
+    if (!deps.resumeRollouts || !env.dropStates) return;
+    const drop = () =>
+      deps.pending
+        .run(`${deps.names.env}.dropStates ${id}`, deps.timeouts.env_open_ms, () => env.dropStates!([id]), {
+          plugin: deps.names.env,
+          hook: "dropStates",
+        })
+        .then(
+          () => {},
+          (error) => deps.log.warn(`dropStates of ${id} failed: ${errorMessage(error)}`),
+        );
+    if (deps.keepState) deps.keepState(this.input.step, drop);
+    else await drop();
+  }
+
   /** rollout:start of `node`, with its parent link (and, continuing a recorded node, how many turns it had). */
   emitStart(node: TreeNode, resumedAt?: number): Promise<void> {
     const t = node.trajectory;

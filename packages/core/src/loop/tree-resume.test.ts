@@ -69,6 +69,11 @@ async function setup(policyVersion = 0) {
     counts.restores++;
     return counted(await restore(example, info));
   };
+  // nodes taken as recorded open no session: their states go through the env (no keepState here: at once)
+  const dropped: string[] = [];
+  env.dropStates = async (ids) => {
+    dropped.push(...ids);
+  };
   const events: Array<{ name: string; e: unknown }> = [];
   const bus = new EventBus();
   const keep =
@@ -109,7 +114,7 @@ async function setup(policyVersion = 0) {
   };
   const grow = (recorded?: RecordedRollout[]) =>
     growTree(deps, { example: EXAMPLE, groupId: "0:nb0", step: 0, nextId: () => `s0-r${n++}`, recorded });
-  return { deps, grow, counts, events, warnings };
+  return { deps, grow, counts, events, warnings, dropped };
 }
 
 type Events = Awaited<ReturnType<typeof setup>>["events"];
@@ -245,6 +250,8 @@ test.each([9, 13, 17])(
     expect(starts.map((s) => s.rolloutId).sort()).toEqual(nodes.map((t) => t.id).sort());
     for (const r of recorded)
       expect(starts.find((s) => s.rolloutId === r.rolloutId)?.resumedAt).toBe(r.turns.length);
+    const taken = recorded.filter((r) => kids(r.rolloutId).some(has));
+    expect(resumed.dropped.sort()).toEqual(taken.map((r) => r.rolloutId).sort());
   },
 );
 
@@ -298,4 +305,5 @@ test("a tree that had ended before the kill is taken as recorded: no env opened 
   expect(resumed.counts).toEqual({ steps: 0, restores: 0, opens: 0 });
   expect(resumed.warnings).toEqual([]);
   for (const t of nodes) expect(t.turns).toEqual(uninterrupted.find((u) => u.id === t.id)!.turns);
+  expect(resumed.dropped.sort()).toEqual(nodes.map((t) => t.id).sort());
 });

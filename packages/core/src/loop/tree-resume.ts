@@ -17,7 +17,7 @@ interface Recorded {
 /** What a rebuilt node does next: play on in a restored session, or stay as recorded (its rollout:start only). */
 type Work =
   | { node: TreeNode; session: EnvSession; messages: Message[]; start: number; resumedAt?: number }
-  | { node: TreeNode; session?: undefined };
+  | { node: TreeNode; session?: undefined; recorded: boolean };
 
 /** Why a recorded tree cannot be rebuilt: it starts over. */
 class TreeRestart extends Error {}
@@ -57,7 +57,11 @@ export async function resumeTree(g: TreeGrowth, recorded: RecordedRollout[]): Pr
   const fresh = Math.max(0, deps.tree.roots - roots.length);
   await Promise.all([
     ...work.map(async (w) => {
-      if (!w.session) return g.emitStart(w.node, w.node.trajectory.turns.length);
+      if (!w.session) {
+        await g.emitStart(w.node, w.node.trajectory.turns.length);
+        if (w.recorded) await g.dropRecordedState(w.node.trajectory.id);
+        return;
+      }
       const release = await deps.slot();
       return g.play(w.node, w.session, w.messages, w.start, release, w.resumedAt);
     }),
@@ -138,7 +142,7 @@ async function rebuild(
       throw new TreeRestart(`the recorded children of ${rec.id} do not continue its turn ${end}`);
     t.stopReason = "branched";
     g.leaves += k - 1;
-    work.push({ node });
+    work.push({ node, recorded: r !== undefined });
     for (const child of rec.children) await rebuild(g, child, node, rec, work);
     // children the kill caught before their first turn (or before their fork) fork again from the branch point
     for (let i = rec.children.length; i < k; i++) {
@@ -155,7 +159,7 @@ async function rebuild(
   const ended = r?.stopReason ?? (r?.point.done ? "done" : undefined);
   if (ended) {
     t.stopReason = ended;
-    work.push({ node });
+    work.push({ node, recorded: true });
     return;
   }
   const session = await restoreAt(g, rec, rec.id);
