@@ -1,4 +1,4 @@
-import { AirError, errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors.ts";
 import type { EnvSession } from "../plugin.ts";
 import { type Example, type Message, SCHEMA_VERSION, type Trajectory } from "../types.ts";
 import type { AttemptDeps } from "./attempt.ts";
@@ -6,6 +6,7 @@ import type { RecordedRollout } from "./resume.ts";
 import { type Episode, finishEpisode, playTurn } from "./rollout.ts";
 import type { TreeConfig } from "./tree-config.ts";
 import type { TreeNode } from "./tree-score.ts";
+import { dropWhenTrained, forkSessions, settleEnvCall } from "./tree-session.ts";
 
 export interface TreeDeps extends AttemptDeps {
   tree: TreeConfig;
@@ -93,54 +94,26 @@ export class TreeGrowth {
   }
 
   close(id: string, session: EnvSession): Promise<void> {
-    const { deps } = this;
-    return deps.pending
-      .run(`${deps.names.env}.close ${id}`, deps.timeouts.env_open_ms, () => session.close(), {
-        plugin: deps.names.env,
-        hook: "close",
-      })
-      .then(
-        () => {},
-        (error) => deps.log.warn(`close of ${id} failed: ${errorMessage(error)}`),
-      );
+    return settleEnvCall(this.deps, `close ${id}`, "close", () => session.close());
   }
 
   /** A node ended (not aborted): its recorded states go once its step is trained (`keepState`), or now. */
   private async dropState(id: string, session: EnvSession): Promise<void> {
-    const { deps } = this;
     if (!this.recording(session) || !session.dropState) return;
     const dropState = session.dropState.bind(session);
-    const drop = () =>
-      deps.pending
-        .run(`${deps.names.env}.dropState ${id}`, deps.timeouts.env_open_ms, dropState, {
-          plugin: deps.names.env,
-          hook: "dropState",
-        })
-        .then(
-          () => {},
-          (error) => deps.log.warn(`dropState of ${id} failed: ${errorMessage(error)}`),
-        );
-    if (deps.keepState) deps.keepState(this.input.step, drop);
-    else await drop();
+    await dropWhenTrained(this.deps, this.input.step, () =>
+      settleEnvCall(this.deps, `dropState ${id}`, "dropState", dropState),
+    );
   }
 
   /** A recorded node taken as it was (`rl --resume`, no session): its states go once its step is trained. */
   async dropRecordedState(id: string): Promise<void> {
-    const { deps } = this;
-    const env = deps.env;
-    if (!deps.resumeRollouts || !env.dropStates) return;
-    const drop = () =>
-      deps.pending
-        .run(`${deps.names.env}.dropStates ${id}`, deps.timeouts.env_open_ms, () => env.dropStates!([id]), {
-          plugin: deps.names.env,
-          hook: "dropStates",
-        })
-        .then(
-          () => {},
-          (error) => deps.log.warn(`dropStates of ${id} failed: ${errorMessage(error)}`),
-        );
-    if (deps.keepState) deps.keepState(this.input.step, drop);
-    else await drop();
+    const env = this.deps.env;
+    if (!this.deps.resumeRollouts || !env.dropStates) return;
+    const dropStates = env.dropStates.bind(env);
+    await dropWhenTrained(this.deps, this.input.step, () =>
+      settleEnvCall(this.deps, `dropStates ${id}`, "dropStates", () => dropStates([id])),
+    );
   }
 
   /** rollout:start of `node`, with its parent link (and, continuing a recorded node, how many turns it had). */
@@ -248,36 +221,13 @@ export class TreeGrowth {
    * otherwise the first child keeps the node's session and k − 1 forks are made.
    */
   private async fork(session: EnvSession, id: string, k: number) {
-    const { deps } = this;
-    const keepOwn = !this.recording(session);
-    const refund = () => {
-      this.leaves -= k - 1;
-    };
-    const fork = session.fork?.bind(session);
-    if (!fork) {
-      refund();
-      throw new AirError("ENV_FAILED", `the ${deps.names.env} env's session cannot fork (tree rollouts)`);
-    }
     const ids = Array.from({ length: k }, () => this.nodeId());
-    const t0 = Date.now();
-    const sessions: EnvSession[] = keepOwn ? [session] : [];
     try {
-      for (const child of ids.slice(sessions.length)) {
-        sessions.push(
-          await deps.pending.run(
-            `${deps.names.env}.fork ${id}`,
-            deps.timeouts.env_open_ms,
-            () => fork({ rolloutId: child }),
-            { plugin: deps.names.env, hook: "fork" },
-          ),
-        );
-      }
+      return { ids, ...(await forkSessions(this.deps, session, id, ids, !this.recording(session))) };
     } catch (error) {
-      refund();
-      await Promise.allSettled(sessions.filter((s) => s !== session).map((s) => s.close()));
+      this.leaves -= k - 1;
       throw error;
     }
-    return { sessions, ids, ms: Date.now() - t0 };
   }
 
   /** A root episode: a fresh session (`env.open`, `start`) played from its first turn; `id` reuses a node's id. */
