@@ -47,7 +47,7 @@ function scribe(version: { v: number }): Policy {
 }
 
 /** One run of one example's trees; counts env steps, restores and opens; records events in order. */
-async function setup(policyVersion = 0) {
+async function setup(policyVersion = 0, tree = TREE, maxLeaves = 8) {
   const env = (await notebookEnv.create({ examples: 1, can_fork: true }, makeContext())) as Environment;
   const counts = { steps: 0, restores: 0, opens: 0 };
   const counted = (session: EnvSession): EnvSession => ({
@@ -108,8 +108,8 @@ async function setup(policyVersion = 0) {
     }),
     policyVersion: () => policyVersion,
     resumeRollouts: true,
-    tree: TREE,
-    maxLeaves: 8,
+    tree,
+    maxLeaves,
     slot: () => semaphore.acquire(),
   };
   const grow = (recorded?: RecordedRollout[]) =>
@@ -306,4 +306,26 @@ test("a tree that had ended before the kill is taken as recorded: no env opened 
   expect(resumed.warnings).toEqual([]);
   for (const t of nodes) expect(t.turns).toEqual(uninterrupted.find((u) => u.id === t.id)!.turns);
   expect(resumed.dropped.sort()).toEqual(nodes.map((t) => t.id).sort());
+});
+
+test("a root that branched before its first turn (branch_turns = [0]) is rebuilt from its children; a missing child starts from a fresh session", async () => {
+  const tree = { ...TREE, roots: 1, branch_turns: [0, 2] };
+  const whole = await setup(0, tree, 4);
+  const uninterrupted = await whole.grow();
+  // the root has no turns (the store keeps no row of it), 2 children play turns 0-1, 4 leaves turns 2-3
+  expect(uninterrupted.map((t) => t.turns.length).sort()).toEqual([0, 2, 2, 2, 2, 2, 2]);
+  const recorded = storeAfter(whole.events, 1);
+  expect(recorded.map((r) => r.parent)).toEqual([{ trajectoryId: "s0-r0", turnIndex: 0 }]);
+
+  const resumed = await setup(1, tree, 4);
+  const nodes = await resumed.grow(recorded);
+  expect(resumed.warnings).toEqual([]);
+  expect(nodes).toHaveLength(7);
+  expect(leafPaths(nodes)).toEqual(Array.from({ length: 4 }, () => [0, 1, 2, 3]));
+  expect(nodes.find((t) => t.id === "s0-r0")).toMatchObject({ stopReason: "branched", turns: [] });
+  // the missing sibling's state at the root's branch point is a fresh session: one open, no restore of the root
+  expect(resumed.counts.opens).toBe(1);
+  expect(resumed.counts.steps).toBe(12 - 1);
+  const child = nodes.find((t) => t.id === recorded[0]!.rolloutId)!;
+  expect(child.turns[0]).toBe(recorded[0]!.turns[0]!);
 });
