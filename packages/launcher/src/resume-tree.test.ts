@@ -31,11 +31,16 @@ afterEach(() => {
   current = {};
 });
 
-/** Children of a tree (a parent link) of an unfinished step, running, with recorded turns: in flight at a kill. */
+/**
+ * Children of a tree (a parent link) of an unfinished step with 1 or 2 of their 3 turns recorded and the env not
+ * done at the last: in flight at a kill (a finished node stays 'running' in the store until its whole tree ends).
+ */
 const CHILDREN_IN_FLIGHT = `SELECT count(*) AS n FROM trajectories t WHERE t.status = 'running' AND t.split = 'train'
   AND t.parent_json IS NOT NULL
   AND t.step > coalesce((SELECT max(step) FROM steps WHERE ended_at IS NOT NULL), -1)
-  AND (SELECT count(*) FROM turn_resume r WHERE r.rollout_id = t.rollout_id) >= 1`;
+  AND (SELECT count(*) FROM turn_resume r WHERE r.rollout_id = t.rollout_id) BETWEEN 1 AND 2
+  AND (SELECT json_extract(r.point_json, '$.done') FROM turn_resume r WHERE r.rollout_id = t.rollout_id
+       ORDER BY r.idx DESC LIMIT 1) = 0`;
 
 function count(dbPath: string, sql: string): number {
   if (!existsSync(dbPath)) return 0;
@@ -104,7 +109,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
 
   const before = new Map<
     string,
-    { turns: ReturnType<typeof turnFacts>[]; snapshot: string; parent?: string }
+    { turns: ReturnType<typeof turnFacts>[]; snapshot: string; done: boolean; parent?: string }
   >();
   const killed = openStore(dbPath);
   try {
@@ -121,6 +126,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
       before.set(r.rolloutId, {
         turns: stored.turns.map(turnFacts),
         snapshot,
+        done: r.point.done,
         ...(r.parent ? { parent: r.parent.trajectoryId } : {}),
       });
     }
@@ -128,7 +134,9 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
     killed.$client.close();
   }
   // one in-flight child's snapshot is lost: it starts over from its parent's branch point, named in a warning
-  const [lostId, lost] = [...before.entries()].find(([, r]) => r.parent && before.has(r.parent))!;
+  const [lostId, lost] = [...before.entries()].find(
+    ([, r]) => r.parent && before.has(r.parent) && !r.done && r.turns.length < 3,
+  )!;
   rmSync(lost.snapshot, { recursive: true, force: true });
   before.delete(lostId);
 
@@ -142,6 +150,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
   );
 
   const db = openStore(dbPath, { readonly: true });
+  const continued: string[] = [];
   try {
     for (const [id, was] of before) {
       const t = readTrajectory(db, 1, id)!;
@@ -150,7 +159,13 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
       expect(JSON.parse(t.trajectory.metricsJson ?? "{}")["resume/turn"]).toBe(k);
       expect(t.turns.slice(0, k).map(turnFacts)).toEqual(was.turns);
       expect(JSON.parse(t.trajectory.parentJson ?? "null")?.trajectoryId).toBe(was.parent);
+      // a child that was in flight went on from its last turn (turns 1..3 on its path unless the env ended it)
+      if (was.parent && !was.done && k < 3) {
+        continued.push(id);
+        expect(t.turns.length).toBeGreaterThan(k);
+      }
     }
+    expect(continued.length).toBeGreaterThanOrEqual(1);
     const restarted = readTrajectory(db, 1, lostId)!;
     expect(restarted.trajectory.status).toBe("done");
     expect(restarted.turns[0]?.idx).toBe(1);
