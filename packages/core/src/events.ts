@@ -23,6 +23,8 @@ export interface EventHandlers {
     split?: "train" | "eval";
     /** Set when the rollout continues a recorded one (`rl --resume`): how many of its turns were recorded before. */
     resumedAt?: number;
+    /** A tree node's parent link (`Trajectory.parent`), known from its start so a resume can rebuild the tree. */
+    parent?: { trajectoryId: string; turnIndex: number };
   }) => unknown;
   /** `point`: what the env recorded to continue after this turn (`orchestrator.resume_rollouts`). */
   "turn:end": (e: { rolloutId: string; step: number; turn: Turn; point?: ResumePoint }) => unknown;

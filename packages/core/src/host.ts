@@ -127,7 +127,7 @@ export class PluginHost<E extends Record<string, z.ZodType> = Record<never, z.Zo
       signal: this.signal,
       emit: (name, payload) => void this.bus.emit(name, payload),
       ...this.options.context,
-      ...(resume ? { resume: { ...resume, rollouts: o.resume_rollouts && !o.tree } } : {}),
+      ...(resume ? { resume: { ...resume, rollouts: o.resume_rollouts } } : {}),
     };
   }
 

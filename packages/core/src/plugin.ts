@@ -118,9 +118,10 @@ export interface EnvSession {
    * A new, independent session in this session's state now (tree rollouts, `[orchestrator.tree]`): the same
    * workspace, directory, open file and step count; what either does afterwards is not seen by the other. The
    * caller closes both. Optional: an env whose sessions cannot fork leaves it out and does not set `canFork`.
-   * @example const sibling = await session.fork!(); await sibling.step(action); await sibling.close();
+   * `info.rolloutId`: the tree node the fork plays; what the fork's `saveState` stores goes under that id (`keepStates`).
+   * @example const sibling = await session.fork!({ rolloutId: "s0-r5" }); await sibling.step(action); await sibling.close();
    */
-  fork?(): Promise<EnvSession>;
+  fork?(info?: { rolloutId: string }): Promise<EnvSession>;
   /**
    * The session's state after turn `turnIndex` (`orchestrator.resume_rollouts`): e.g. a sandbox snapshot handle, the
    * open file, counters. Recorded beside the turn; `Environment.restore` continues from it in another process.
@@ -148,6 +149,11 @@ export interface Environment extends PluginBase {
    * the loop continues) will never be read again and may go (e.g. snapshots of turns the store never recorded).
    */
   keepStates?(rolloutIds: string[]): Promise<void>;
+  /**
+   * What `saveState` stored for these rollouts may go: on `rl --resume`, tree nodes taken as recorded (branched or
+   * finished, no session opened for them), once their step is trained.
+   */
+  dropStates?(rolloutIds: string[]): Promise<void>;
   /** True when every session it opens implements `fork()`; tree rollouts refuse an env without it at start. */
   readonly canFork?: boolean;
   /**

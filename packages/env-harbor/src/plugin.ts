@@ -100,6 +100,10 @@ export async function createHarborEnvironment(
     keepStates: async (rolloutIds) => {
       await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
+    // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
+    dropStates: async (rolloutIds) => {
+      await snapshots.prune((h) => rolloutIds.some((id) => ofRollout(id, h.id)));
+    },
     // rl --resume: a new sandbox from the recorded snapshot (files, modes, directory), the agent's time taken over
     async restore(example, info) {
       const task = taskOf(example, "restore");

@@ -246,12 +246,12 @@ export class HarborSession implements EnvSession {
   /**
    * A sibling session in this one's state now (tree rollouts): a new sandbox of this one's (docker: the committed
    * container; local: a copy of the WORKDIR), the agent's time used so far carried over; what either does
-   * afterwards is not seen by the other.
+   * afterwards is not seen by the other. `info.rolloutId`: the tree node it plays (its snapshots go under that id).
    * @example const sibling = await session.fork(); await sibling.step({ text: "ls", command: "ls" });
    */
-  async fork(): Promise<EnvSession> {
+  async fork(info?: { rolloutId: string }): Promise<EnvSession> {
     const { sandboxes, rolloutId } = this.options;
-    const id = `${rolloutId}-fork${++this.forks}`;
+    const id = info?.rolloutId ?? `${rolloutId}-fork${++this.forks}`;
     const sandbox = await sandboxes.fork(this.task, this.sandbox, id);
     const snapshots = this.options.snapshots && { ...this.options.snapshots, rolloutId: id };
     const sibling = new HarborSession(sandbox, this.task, { ...this.options, rolloutId: id, snapshots });

@@ -6,6 +6,7 @@ import {
   dockerReachable,
   LocalRuntime,
   type Runtime,
+  type Sandbox,
   SnapshotStore,
   type TaskFiles,
   UnsandboxedRuntime,
@@ -111,58 +112,71 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
       }));
     });
 
+  const entryOf = (example: Example, hook: "open" | "restore") => {
+    const name = String(example.data?.taskName ?? example.task);
+    const entry = tasks.get(idOf(name));
+    if (!entry) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook });
+    return entry;
+  };
+  type Entry = ReturnType<typeof entryOf>;
+  type OpenInfo = { rolloutId: string; signal: AbortSignal };
+  // a session whose forks (tree rollouts) store their snapshots under the node's id, or <rollout>-fork<n>
+  const sessionOf = (entry: Entry, sandbox: Sandbox, info: OpenInfo): MlgymSession => {
+    let forks = 0;
+    return new MlgymSession(runtime, sandbox, entry.task, {
+      config,
+      python,
+      mlgymAgent,
+      noise: noise[entry.task.id],
+      reopen: (s, rolloutId) =>
+        openFrom(entry, s, {
+          rolloutId: rolloutId ?? `${info.rolloutId}-fork${++forks}`,
+          signal: info.signal,
+        }),
+      snapshots: { store: snapshots, rolloutId: info.rolloutId },
+    });
+  };
+  const openFrom = async (
+    entry: Entry,
+    snap: Uint8Array | SessionSnapshot | undefined,
+    info: OpenInfo,
+  ): Promise<MlgymSession> => {
+    const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;
+    const options = { rolloutId: info.rolloutId, signal: info.signal };
+    const sandbox =
+      workspace === undefined || workspace instanceof Uint8Array
+        ? await runtime.acquire(entry.files, { ...options, snapshot: workspace })
+        : runtime.fork
+          ? await runtime.fork(workspace, entry.files, options)
+          : await runtime.acquire(entry.files, { ...options, snapshot: await workspace.snapshot() });
+    const session = sessionOf(entry, sandbox, info);
+    if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
+    return session;
+  };
+
   return {
     examples: async (split) =>
       examplesOf(split === "eval" ? (config.eval_tasks ?? config.tasks) : config.tasks),
     canFork: true,
     async open(example, info) {
-      const name = String(example.data?.taskName ?? example.task);
-      const entry = tasks.get(idOf(name));
-      if (!entry) throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "open" });
-      let forks = 0;
-      const openFrom = async (snap: Uint8Array | SessionSnapshot | undefined, rolloutId: string) => {
-        const workspace = snap instanceof Uint8Array ? snap : snap?.workspace;
-        const options = { rolloutId, signal: info.signal };
-        const sandbox =
-          workspace === undefined || workspace instanceof Uint8Array
-            ? await runtime.acquire(entry.files, { ...options, snapshot: workspace })
-            : runtime.fork
-              ? await runtime.fork(workspace, entry.files, options)
-              : await runtime.acquire(entry.files, { ...options, snapshot: await workspace.snapshot() });
-        const reopen = (s: SessionSnapshot) => openFrom(s, `${info.rolloutId}-fork${++forks}`);
-        const session = new MlgymSession(runtime, sandbox, entry.task, {
-          config,
-          python,
-          mlgymAgent,
-          noise: noise[entry.task.id],
-          reopen,
-          snapshots: { store: snapshots, rolloutId },
-        });
-        if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
-        return session;
-      };
-      return openFrom(example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info.rolloutId);
+      const entry = entryOf(example, "open");
+      return openFrom(entry, example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info);
     },
     // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
     keepStates: async (rolloutIds) => {
       await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
+    // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
+    dropStates: async (rolloutIds) => {
+      await snapshots.prune((h) => rolloutIds.some((id) => ofRollout(id, h.id)));
+    },
     // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
     async restore(example, info) {
-      const name = String(example.data?.taskName ?? example.task);
-      const entry = tasks.get(idOf(name));
-      if (!entry)
-        throw new AirError("ENV_FAILED", `unknown task ${name}`, { plugin: "mlgym", hook: "restore" });
+      const entry = entryOf(example, "restore");
       const state = parseState(info.state);
       const { rolloutId, signal } = info;
       const sandbox = await runtime.acquire(entry.files, { rolloutId, signal, restore: state.snapshot });
-      const session = new MlgymSession(runtime, sandbox, entry.task, {
-        config,
-        python,
-        mlgymAgent,
-        noise: noise[entry.task.id],
-        snapshots: { store: snapshots, rolloutId },
-      });
+      const session = sessionOf(entry, sandbox, info);
       await session.resumeFrom(state);
       return session;
     },

@@ -26,6 +26,9 @@ export interface SessionOptions {
   noise?: number;
   /** Where `saveState` stores the sandbox's snapshots (`rl --resume`); without it the session records no state. */
   snapshots?: SessionSnapshots;
-  /** Opens a new session of the same task from a snapshot (set by the env plugin; makes `fork()` work). */
-  reopen?: (snapshot: SessionSnapshot) => Promise<EnvSession>;
+  /**
+   * Opens a new session of the same task from a snapshot, its snapshots stored under `rolloutId` when given (set by
+   * the env plugin, on opened and restored sessions; makes `fork()` work).
+   */
+  reopen?: (snapshot: SessionSnapshot, rolloutId?: string) => Promise<EnvSession>;
 }

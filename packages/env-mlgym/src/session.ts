@@ -128,12 +128,13 @@ export class MlgymSession implements EnvSession {
   /**
    * A sibling session in this one's state (tree rollouts): a new sandbox with a copy of this workspace, with the
    * open file, window, directory and step count taken over. Needs `options.reopen` (the env plugin sets it).
+   * `info.rolloutId`: the tree node it plays (its snapshots are stored under that id).
    * @example const sibling = await session.fork(); await sibling.step({ text: "", command: "ls" });
    */
-  async fork(): Promise<EnvSession> {
+  async fork(info?: { rolloutId: string }): Promise<EnvSession> {
     const reopen = this.options.reopen;
     if (!reopen) throw new AirError("ENV_FAILED", "this mlgym session was opened without a way to fork");
-    return reopen({ ...this.state(), workspace: this.sandbox });
+    return reopen({ ...this.state(), workspace: this.sandbox }, info?.rolloutId);
   }
 
   /** Takes over a {@link SessionSnapshot}'s open file, window, directory and step count (the workspace came with the sandbox). */

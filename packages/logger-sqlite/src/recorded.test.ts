@@ -158,3 +158,50 @@ test("a turn's resume point is on disk one tick after turn:end, not flush_ms lat
     recorder.db.$client.close();
   }
 });
+
+test("a tree node comes back with its parent link (stored from its rollout:start) and a branched node as branched", () => {
+  const file = join(dir, "tree.db");
+  const runDir = join(dir, "tree");
+  const first = new RunRecorder(openStore(file), { flushRows: 1, flushMs: 5 }, { name: "r", runDir });
+  const start = { exampleId: "ex", task: "t", groupId: "3:ex", step: 3, policyVersion: 3, attempt: 0 };
+  const point = (i: number): ResumePoint => ({
+    state: { turn: i },
+    done: false,
+    ...(i === 0 ? { initialMessages: initial } : {}),
+  });
+  first.hooks["rollout:start"]({ rolloutId: "s3-r0", ...start });
+  const root = turnAt(0, undefined);
+  first.hooks["turn:end"]({ rolloutId: "s3-r0", step: 3, turn: root, point: point(0) });
+  const parent = { trajectoryId: "s3-r0", turnIndex: 1 };
+  first.hooks["rollout:start"]({ rolloutId: "s3-r1", ...start, parent });
+  first.hooks["turn:end"]({
+    rolloutId: "s3-r1",
+    step: 3,
+    turn: { ...turnAt(1, root), index: 1 },
+    point: point(0),
+  });
+  // the root's rollout:end (branched) reached the store, its child's did not
+  first.hooks["rollout:end"]({
+    trajectory: makeTrajectory({
+      id: "s3-r0",
+      step: 3,
+      groupId: "3:ex",
+      stopReason: "branched",
+      turns: [root],
+    }),
+  });
+  first.writer.flush();
+  first.db.$client.close();
+
+  const second = new RunRecorder(
+    openStore(file),
+    { flushRows: 1, flushMs: 5 },
+    { name: "r", runDir, resume: { startStep: 3, rollouts: true } },
+  );
+  expect(second.continued?.kept).toEqual(["s3-r0", "s3-r1"]);
+  expect(second.recorded.get("s3-r0")?.stopReason).toBe("branched");
+  expect(second.recorded.get("s3-r0")?.parent).toBeUndefined();
+  expect(second.recorded.get("s3-r1")?.stopReason).toBeUndefined();
+  expect(second.recorded.get("s3-r1")?.parent).toEqual(parent);
+  second.close();
+});

@@ -4,9 +4,16 @@ import type { StoreDb } from "./open.ts";
 import { parseJson, readTrajectory, type StoredTurn } from "./read.ts";
 import { turnResume } from "./schema.ts";
 
-/** The stop reasons of a rollout that ended by itself (an aborted one continues instead). */
+/** A tree node's parent link as stored (`trajectories.parent_json`). */
+function parentOf(text: string | null): Pick<RecordedRollout, "parent"> {
+  const parent = parseJson<{ trajectoryId?: unknown; turnIndex?: unknown } | null>(text, null);
+  if (typeof parent?.trajectoryId !== "string" || typeof parent.turnIndex !== "number") return {};
+  return { parent: { trajectoryId: parent.trajectoryId, turnIndex: parent.turnIndex } };
+}
+
+/** The stop reasons of a rollout that ended by itself, or a tree node that branched (an aborted one continues). */
 function endedAs(stopReason: string | null): { stopReason?: StopReason } {
-  const ended: StopReason[] = ["done", "max_turns", "context_length"];
+  const ended: StopReason[] = ["done", "max_turns", "context_length", "branched"];
   const reason = ended.find((r) => r === stopReason);
   return reason ? { stopReason: reason } : {};
 }
@@ -112,6 +119,7 @@ export function readRecordedRollouts(db: StoreDb, runId: number, ids: string[]):
       turns,
       point: JSON.parse(resume.at(-1)!.pointJson) as ResumePoint,
       startMs: t.startedAt ?? Date.now(),
+      ...parentOf(t.parentJson),
       // rollout:end was recorded: the rollout had ended (its step not trained); an aborted one goes on
       ...(t.status !== "running" ? endedAs(t.stopReason) : {}),
     });

@@ -138,6 +138,8 @@ export class RunRecorder {
         status: "running",
         turnCount: 0,
         startedAt: resumed?.startMs ?? Date.now(),
+        // a tree node's link is stored from its start: a resume rebuilds the tree from the nodes in flight
+        parentJson: e.parent ? JSON.stringify(e.parent) : null,
       };
       const fresh = row.attempt > 0 || (kept !== undefined && !resumed);
       this.queue(() => {

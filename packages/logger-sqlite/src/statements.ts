@@ -77,6 +77,7 @@ export function prepareStatements(db: StoreDb) {
     "status",
     "turnCount",
     "startedAt",
+    "parentJson",
   ] as const;
   const stepEndKeys = [
     "runId",
@@ -149,7 +150,7 @@ export function prepareStatements(db: StoreDb) {
         .values(p)
         .onConflictDoUpdate({
           target: [trajectories.runId, trajectories.rolloutId],
-          set: excluded(trajectories, ["attempt", "status", "turnCount"]),
+          set: excluded(trajectories, ["attempt", "status", "turnCount", "parentJson"]),
         }),
     ),
     trajectoryEnd: compileWrite(client, trajectories, trajectoryKeys, (p) =>

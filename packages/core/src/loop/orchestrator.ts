@@ -270,14 +270,16 @@ export class Orchestrator {
   /** The tree rollouts of one example (`[orchestrator.tree]`): every node, each holding a rollout slot. */
   private growTree(step: number, example: Example, tree: TreeConfig): Promise<Trajectory[]> {
     const { orchestrator: o, bus, log, signal } = this.options;
+    const groupId = `${step}:${example.id}`;
+    const recorded = this.recorded.get(groupId);
+    this.recorded.delete(groupId);
+    const deps = attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o });
+    deps.resumeRollouts = o.resume_rollouts;
+    if (o.resume_rollouts)
+      deps.keepState = (s, drop) => this.heldStates.set(s, [...(this.heldStates.get(s) ?? []), drop]);
     return growTree(
-      {
-        ...attemptDeps(this.parts, { bus, log, signal, pending: this.pending, orchestrator: o }),
-        tree,
-        maxLeaves: o.rollouts_per_example,
-        slot: () => this.semaphore.acquire(),
-      },
-      { example, groupId: `${step}:${example.id}`, step, nextId: () => this.nextRolloutId("s", step) },
+      { ...deps, tree, maxLeaves: o.rollouts_per_example, slot: () => this.semaphore.acquire() },
+      { example, groupId, step, nextId: () => this.nextRolloutId("s", step), recorded },
     );
   }
 

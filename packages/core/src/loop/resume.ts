@@ -38,9 +38,12 @@ export interface RecordedRollout {
   turns: Turn[];
   point: ResumePoint;
   startMs: number;
+  /** A tree node's parent link (`Trajectory.parent`; tree rollouts, `[orchestrator.tree]`). */
+  parent?: Trajectory["parent"];
   /**
    * Set when the rollout had ended before the kill (its step not yet trained): it is taken as recorded — its last
-   * turn holds the auto-submit's result too — rescored, and no env is opened for it.
+   * turn holds the auto-submit's result too — rescored, and no env is opened for it. "branched": a tree node that
+   * forked into children (loop/tree-resume.ts).
    */
   stopReason?: StopReason;
 }

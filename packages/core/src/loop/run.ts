@@ -57,9 +57,7 @@ export async function startRun(config: ResolvedConfig, options: StartRunOptions 
     });
     // rl --resume: the rollouts the store recorded for the resumed steps continue from their last turn
     const recorded =
-      options.startStep !== undefined && root.orchestrator.resume_rollouts && !root.orchestrator.tree
-        ? host.recordedRollouts()
-        : [];
+      options.startStep !== undefined && root.orchestrator.resume_rollouts ? host.recordedRollouts() : [];
     if (recorded.length > 0) log.info(`resuming ${recorded.length} recorded rollout(s) from their last turn`);
     const env = parts.env;
     if (options.startStep !== undefined && env.keepStates) {

@@ -6,7 +6,8 @@ import type { Example, StepResult } from "../../types.ts";
 /**
  * Env `notebook`, whose sessions fork (for tree rollouts): `write <name>` adds a file to the session's workspace,
  * `ls` lists it, `validate` / `submit` score `{ score: number of files }` (`submit` ends). A fork copies the files
- * and the step count; what it writes afterwards is its own.
+ * and the step count; what it writes afterwards is its own. Its state (`saveState`, `restore`: `rl --resume`) is the
+ * files and the step count; a state without them (e.g. `{ lost: true }`) cannot be restored.
  * @example registry.register(notebookEnv); // [env] plugin = "notebook"
  */
 export const notebookEnv = definePlugin({
@@ -45,12 +46,19 @@ export const notebookEnv = definePlugin({
         return { observation: "unknown command", done: false };
       },
       ...(config.can_fork ? { fork: async () => session(new Set(files), steps) } : {}),
+      saveState: async () => ({ files: [...files].sort(), steps }),
       close: async () => {},
     });
     return {
       canFork: config.can_fork,
       examples: async () => examples,
       open: async () => session(new Set(), 0),
+      restore: async (example, { state }) => {
+        const { files, steps } = state;
+        if (!Array.isArray(files) || typeof steps !== "number")
+          throw new Error(`no notebook state of ${example.id} in ${JSON.stringify(state)}`);
+        return session(new Set(files.map(String)), steps);
+      },
     };
   },
 });
