@@ -59,6 +59,7 @@ function dockerOptions(runName: string): Omit<DockerRuntimeOptions, "docker" | "
     name: "docker (one engine, a warm pool)",
     skip: noDocker,
     make: () => new DockerRuntime({ ...dockerOptions(runName), gpuIds: [], poolSize: 1, docker }),
+    transfers: true,
     leftovers: () => labelledContainers(docker, runName),
   });
 }
@@ -80,6 +81,7 @@ function dockerOptions(runName: string): Omit<DockerRuntimeOptions, "docker" | "
         })),
         { base: dockerOptions(runName), requireGpu: false, probeMs: 2000 },
       ),
+    transfers: true,
     leftovers: () => labelledContainers(docker, runName),
   });
 }

@@ -12,8 +12,11 @@ import {
 } from "./docker-layout.ts";
 import type { DockerRuntimeOptions } from "./docker-options.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
+import { DeltaSnapshots, SNAPSHOT_DIR } from "./docker-snapshot.ts";
 import { onlyFileOfTar } from "./docker-tar.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
+import type { SnapshotHandle } from "./snapshot-handle.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -35,6 +38,11 @@ export class DockerSandbox implements Sandbox {
   private cwd: string;
   private files: TaskFiles | undefined;
   private readonly bundles = new Set<string>();
+  /** Stored snapshots: only what changed since the last one leaves the container. */
+  private readonly stored = new DeltaSnapshots({
+    rootRun: (script) => this.rootRun(script, this.options.timeoutMs * 5),
+    archive: (path) => this.archive(path),
+  });
 
   constructor(
     readonly container: Docker.Container,
@@ -96,6 +104,7 @@ export class DockerSandbox implements Sandbox {
       // The staged workspace takes the workspace's place; the agent shell already started in it is kept (no new
       // exec). A fork into a parked container first replaces the staged contents by the snapshot.
       this.staged = undefined;
+      this.stored.forget();
       const staged = shellQuote(this.stagedPath);
       const ws = shellQuote(this.workspace);
       if (options.snapshot) {
@@ -109,7 +118,7 @@ export class DockerSandbox implements Sandbox {
       const layout = options.snapshot
         ? layoutCommands(files, this.stagedPath, false, this.options.user).slice(2)
         : [];
-      await this.rootRun([...layout, `rm -rf ${ws} && mv ${staged} ${ws}`].join("\n"));
+      await this.rootRun([...layout, `rm -rf ${ws} ${SNAPSHOT_DIR} && mv ${staged} ${ws}`].join("\n"));
       const cd = await this.agent.shell.run(`cd ${ws}`);
       if (cd.exitCode !== 0) throw new Error(`the staged agent shell cannot enter ${this.workspace}`);
       this.cwd = this.workspace;
@@ -117,6 +126,7 @@ export class DockerSandbox implements Sandbox {
       return;
     }
     this.staged = undefined;
+    this.stored.forget();
     const dir = taskDir(files);
     if (bundle) {
       await this.rootRun(`rm -rf ${shellQuote(dir)} && mkdir -p ${shellQuote(dir)}`);
@@ -135,7 +145,7 @@ export class DockerSandbox implements Sandbox {
     await this.rootRun(
       [
         `pkill -KILL -u ${u} || true`,
-        `rm -rf ${shellQuote(this.stagedPath)}`,
+        `rm -rf ${shellQuote(this.stagedPath)} ${SNAPSHOT_DIR}`,
         ...(options.snapshot
           ? [`rm -rf ${ws} && mkdir -p ${ws}`]
           : layoutCommands(files, this.workspace, true, this.options.user)),
@@ -231,17 +241,33 @@ export class DockerSandbox implements Sandbox {
       `rm -f ${file}; [ -d ${ws} ] && [ ! -L ${ws} ] && ${tarWithoutReadOnly(this.files, ws)} > ${file}`,
     );
     try {
-      const stream = await withTimeout(
-        this.container.getArchive({ path: file }),
-        this.options.timeoutMs,
-        "getArchive",
-      );
-      const chunks: Buffer[] = [];
-      for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-      return onlyFileOfTar(Buffer.concat(chunks));
+      return onlyFileOfTar(await this.archive(file));
     } finally {
       await this.rootRun(`rm -f ${file}`).catch(() => undefined);
     }
+  }
+
+  /**
+   * Stores the workspace as a complete tree in `store` (`DeltaSnapshots`): the container sends what changed since
+   * this sandbox's last stored snapshot, the rest is hard-linked from it on this machine.
+   */
+  saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    const files = this.files;
+    if (!files) throw new Error("sandbox has no task");
+    const { workspace, cwd } = this;
+    return this.stored.save(store, id, { files, workspace, user: this.options.user, cwd });
+  }
+
+  /** The engine's tar of `path` in the container (`getArchive`: not through a shell, whose output is capped). */
+  private async archive(path: string): Promise<Buffer> {
+    const stream = await withTimeout(
+      this.container.getArchive({ path }),
+      this.options.timeoutMs,
+      "getArchive",
+    );
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+    return Buffer.concat(chunks);
   }
 
   async alive(): Promise<boolean> {
@@ -262,6 +288,7 @@ export class DockerSandbox implements Sandbox {
     this.agent?.close();
     this.agent = undefined;
     this.staged = undefined;
+    this.stored.forget();
     const files = this.files;
     const u = shellQuote(this.options.user);
     if (!files || !this.bundles.has(files.key)) {
@@ -271,7 +298,7 @@ export class DockerSandbox implements Sandbox {
     await this.rootRun(
       [
         `pkill -KILL -u ${u} || true`,
-        `rm -rf ${shellQuote(this.workspace)}`,
+        `rm -rf ${shellQuote(this.workspace)} ${SNAPSHOT_DIR}`,
         ...layoutCommands(files, this.stagedPath, true, this.options.user),
         ...cleanupCommands(this.options.user),
       ].join("\n"),

@@ -6,8 +6,8 @@ import { sandboxHostConfig } from "./image-container.ts";
 import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
-import { readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
-import { enterDirectory, saveTarSnapshot } from "./snapshot-tar.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
+import { enterDirectory, saveTarSnapshot, snapshotAsTar } from "./snapshot-tar.ts";
 import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
@@ -42,7 +42,7 @@ export class DockerRuntime implements Runtime {
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("docker runtime is closed");
     if (isImageTask(files)) return this.announce(await this.images.acquire(files, options), options);
-    const restored = options.restore && { ...options, snapshot: await readSnapshotTar(options.restore) };
+    const restored = options.restore && { ...options, snapshot: await snapshotAsTar(options.restore) };
     let sandbox: DockerSandbox | undefined;
     while (!sandbox && this.idle.length > 0) {
       // Prefer a container that staged this task's workspace when it was parked.
@@ -106,10 +106,15 @@ export class DockerRuntime implements Runtime {
     await this.destroy(box);
   }
 
-  /** Stores the workspace tar (on this machine, so any host restores it) and the shell's directory. */
+  /**
+   * Stores the sandbox's workspace and its shell's directory on this machine, so a runtime on any host restores it:
+   * a workspace sandbox as a tree of which only what changed since its last snapshot left the container
+   * (`DockerSandbox.saveTree`), a task with its own image as its WORKDIR's tar.
+   */
   saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
-    const box = sandbox as DockerSandbox;
-    return saveTarSnapshot(box, box.currentCwd, store, id);
+    if (sandbox instanceof ImageSandbox) return saveTarSnapshot(sandbox, sandbox.currentCwd, store, id);
+    if (sandbox instanceof DockerSandbox) return sandbox.saveTree(store, id);
+    return Promise.reject(new Error("not a sandbox of this docker runtime"));
   }
 
   /** Containers created so far (for tests and the pool view). */

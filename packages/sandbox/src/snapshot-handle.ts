@@ -5,7 +5,10 @@
 export interface SnapshotHandle {
   /** Unique within its store: letters, digits, '.', '_', '-'. */
   id: string;
-  /** "tree": a directory of the workspace's files (local runtime); "tar": a workspace tar (any runtime). */
+  /**
+   * "tree": a directory of the workspace's files (local and docker workspace sandboxes; restorable by either);
+   * "tar": a workspace tar (tasks with their own image, and snapshots stored before docker stored trees).
+   */
   format: "tree" | "tar";
   /** Absolute path of the stored workspace on this machine. */
   path: string;
@@ -20,4 +23,9 @@ export interface SnapshotHandle {
   /** Bytes of the stored files. */
   bytes: number;
   createdAtMs: number;
+  /**
+   * Bytes this snapshot moved out of the sandbox (docker: the changed files' tar and the file list); the rest of the
+   * tree are hard links to the sandbox's previous snapshot. Absent where the runtime does not count it.
+   */
+  transferredBytes?: number;
 }

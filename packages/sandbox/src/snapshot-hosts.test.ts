@@ -64,7 +64,7 @@ function hostsRuntime(host: { url: string; name: string; tls?: SecondDockerd["tl
 }
 
 test.skipIf(problem !== undefined)(
-  "saved on the main engine, restored on the second dockerd: files, modes, directory",
+  "saved on the main engine, restored on the second dockerd: files, modes, directory; an incremental snapshot whose predecessor was pruned",
   async () => {
     const d2 = second as SecondDockerd;
     const files = contractTask();
@@ -73,13 +73,26 @@ test.skipIf(problem !== undefined)(
     const b = hostsRuntime({ url: d2.url, name: "second", tls: d2.tls });
     try {
       const box = await a.acquire(files, { rolloutId: "h1" });
-      await box.exec("mkdir -p sub && echo moved > sub/f && chmod 640 sub/f && cd sub", 30_000);
-      const handle = JSON.parse(JSON.stringify(await a.saveSnapshot(box, store, "h1-t0")));
+      await box.exec(
+        "head -c 2000000 /dev/urandom > big.bin; md5sum big.bin > big.md5; mkdir -p sub && echo moved > sub/f",
+        30_000,
+      );
+      const first = await a.saveSnapshot(box, store, "h1-t0");
+      await box.exec("chmod 640 sub/f && cd sub", 30_000);
+      const handle = JSON.parse(JSON.stringify(await a.saveSnapshot(box, store, "h1-t1")));
+      // the second snapshot sent only what changed (not big.bin), and stands alone once the first is pruned
+      expect(handle.transferredBytes).toBeLessThan(100_000);
+      expect(await store.prune((h) => h.id === first.id)).toEqual([first.id]);
       await a.release(box, true);
       const there = await b.acquire(files, { rolloutId: "h2", restore: handle });
-      expect((await there.exec("pwd; cat f; stat -c %a f; cat ../data/train.csv", 30_000)).output).toBe(
-        `${there.workspace}/sub\nmoved\n640\nx,y\n1,2\n`,
-      );
+      expect(
+        (
+          await there.exec(
+            "pwd; cat f; stat -c %a f; cat ../data/train.csv; cd .. && md5sum -c big.md5",
+            30_000,
+          )
+        ).output,
+      ).toBe(`${there.workspace}/sub\nmoved\n640\nx,y\n1,2\nbig.bin: OK\n`);
       expect(await labelledContainers(d2.docker, runName)).toHaveLength(1);
       await b.release(there, true);
     } finally {

@@ -33,4 +33,5 @@ export const snapshotHandleSchema: z.ZodType<SnapshotHandle> = z.object({
   outside: z.array(z.string()).optional(),
   bytes: z.number(),
   createdAtMs: z.number(),
+  transferredBytes: z.number().optional(),
 });

@@ -1,6 +1,12 @@
 import { writeFile } from "node:fs/promises";
+import { runProcess } from "./process.ts";
 import { shellQuote } from "./shell.ts";
-import type { SnapshotStore } from "./snapshot-store.ts";
+import {
+  assertRestorable,
+  readSnapshotTar,
+  type SnapshotStore,
+  SnapshotUnavailableError,
+} from "./snapshot-store.ts";
 import type { Sandbox, SnapshotHandle } from "./types.ts";
 
 /**
@@ -23,4 +29,17 @@ export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<voi
   if (cwd === sandbox.workspace) return;
   const out = await sandbox.exec(`cd -- ${shellQuote(cwd)} 2>/dev/null; true`, 30_000);
   if (out.exitCode !== 0) throw new Error(`cannot enter ${cwd} in the restored sandbox: ${out.output}`);
+}
+
+/**
+ * A stored snapshot as a workspace tar (for `putArchive` into a container of any host): a "tar" one read, a "tree"
+ * one packed on this machine (symlinks stored as links, hard links within the tree kept), or
+ * {@link SnapshotUnavailableError}.
+ */
+export async function snapshotAsTar(handle: SnapshotHandle): Promise<Uint8Array> {
+  if (handle.format === "tar") return readSnapshotTar(handle);
+  assertRestorable(handle);
+  const out = await runProcess(["tar", "-cf", "-", "-C", handle.path, "."], { cwd: "/", timeoutMs: 300_000 });
+  if (out.exitCode !== 0) throw new SnapshotUnavailableError(handle, `tar of its tree failed: ${out.stderr}`);
+  return out.stdoutBytes;
 }

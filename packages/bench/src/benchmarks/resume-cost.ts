@@ -31,6 +31,8 @@ export interface SnapshotCost {
   /** `Environment.restore` of the last state (a new sandbox from the snapshot), ms. */
   restoreMs: number[];
   bytes: number;
+  /** What each save moved out of the sandbox (`SnapshotHandle.transferredBytes`; docker only). */
+  sentBytes: number[];
 }
 
 /**
@@ -53,7 +55,7 @@ export async function snapshotCost(
     docker: { image: IMAGE, pool_size: 1, memory_mb: 2048, cpus: 1 },
   });
   const env: Environment = await createMlgymEnvironment(config, context(runDir));
-  const out: SnapshotCost = { runtime, mb, saveMs: [], turnMs: [], restoreMs: [], bytes: 0 };
+  const out: SnapshotCost = { runtime, mb, saveMs: [], turnMs: [], restoreMs: [], bytes: 0, sentBytes: [] };
   try {
     const [example] = await env.examples("train");
     if (!example) throw new Error("no apartmentRent example");
@@ -70,8 +72,9 @@ export async function snapshotCost(
         const s0 = performance.now();
         const state = await session.saveState!(i + 1);
         out.saveMs.push(performance.now() - s0);
-        const snapshot = state.snapshot as { bytes: number };
+        const snapshot = state.snapshot as { bytes: number; transferredBytes?: number };
         out.bytes = snapshot.bytes;
+        if (snapshot.transferredBytes !== undefined) out.sentBytes.push(snapshot.transferredBytes);
         const r0 = performance.now();
         const restored = await env.restore!(example, { rolloutId: `r-${runtime}-${mb}-${i}`, signal, state });
         out.restoreMs.push(performance.now() - r0);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { SHELL_RESTARTED } from "../shell.ts";
 import { SnapshotStore, SnapshotUnavailableError } from "../snapshot-store.ts";
 import type { Runtime, Sandbox, SnapshotHandle, TaskFiles } from "../types.ts";
+import { snapshotTests } from "./contract-snapshots.ts";
 
 /** A runtime under test, how to make it, and what is left of it after `close` (must be nothing). */
 export interface ContractSubject {
@@ -14,6 +15,8 @@ export interface ContractSubject {
   make(): Runtime;
   /** Containers or directories of this runtime still there after `close` (must be empty). */
   leftovers(): Promise<string[]>;
+  /** Its stored snapshots say how many bytes left the sandbox (`SnapshotHandle.transferredBytes`). */
+  transfers?: boolean;
 }
 
 /**
@@ -268,6 +271,13 @@ export function contractSuite(subject: ContractSubject): void {
         rmSync(store.dir, { recursive: true, force: true });
       }
     }, 120_000);
+
+    snapshotTests({
+      runtime: () => runtime,
+      files: () => files,
+      rolloutId: () => `c${++n}`,
+      transfers: subject.transfers === true,
+    });
 
     test("a fork copies the live workspace; the two go their own ways", async () => {
       if (!runtime.fork) return;
