@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { AIR_DIR } from "./docker-layout.ts";
-import { readTar } from "./docker-tar.ts";
+import { onlyFileOfTar, readTar } from "./docker-tar.ts";
 import { readOnlyPaths } from "./shared.ts";
 import { shellQuote } from "./shell.ts";
 import { type DeltaManifest, IncompleteDeltaError, storeDelta } from "./snapshot-delta.ts";
@@ -19,6 +19,18 @@ export const SNAPSHOT_DIR = `${AIR_DIR}/snapshot`;
  */
 const TICK_WAIT_MS = 2000;
 
+/**
+ * A delta of at most this many bytes comes back in the root shell's output, base64 (a few hundred KB, far below the
+ * shell's cap, length-checked); a larger one through the engine's archive API, whose every call costs tens of ms.
+ */
+const INLINE_BYTES = 256 * 1024;
+
+/** The line before an inline delta: `<MARK> <token> <delta bytes>`, or `<MARK> <token> archive`. */
+const MARK = "AIRDELTA";
+
+/** The delta's member holding the file list: `list0` or `list1`, no `./` (every workspace member has one). */
+const LIST_MEMBER = /^list[01]$/;
+
 /** A `find -path` pattern matching `path` literally. */
 function globQuote(path: string): string {
   return path.replace(/[*?[\]\\]/g, "\\$&");
@@ -27,13 +39,15 @@ function globQuote(path: string): string {
 /**
  * The root script of one snapshot of `workspace`: agent processes stopped; the workspace (a real directory,
  * entered once, so every later step is relative to it) listed with `find -P` (never follows a link) without the
- * read-only paths, one `key\tpath` record per regular file, NUL-terminated (key: inode:ctime:size); the records
- * equal to those of the snapshot `prev` (when the container's `manifest` is that one) are the unchanged files, left
- * out of a tar of everything else (tar walks the tree itself and stores symlinks as links; a name with a newline
- * cannot be left out and is sent); list and delta in `SNAPSHOT_DIR/out`. Once a file touched now is newer than one
- * touched before the listing (the coarse clock ticked: within the same tick a file could change without its
- * change time moving), the list becomes the manifest of snapshot `next` (else none is: the next one is full). Then
- * the agent processes go on; the exit status is the script's.
+ * read-only paths, one `key\tpath` record per regular file, NUL-terminated (key: inode:ctime:size), into the list
+ * slot the last snapshot did not use; the records equal to those of the snapshot `prev` (when the container's
+ * `token` names it and its slot) are the unchanged files, left out of a tar of everything else (tar walks the tree
+ * itself and stores symlinks as links; a name with a newline cannot be left out and is sent), the list appended
+ * as member `list<slot>`. Once a file touched now is newer than one touched before the listing (the coarse clock
+ * ticked: within the same tick a file could change without its change time moving), `token` names `next` and the
+ * new slot (else nothing: the next snapshot is full). Then the agent processes go on, and a small delta is printed
+ * (base64 after a {@link MARK} line naming `next`, which the agent cannot know; errors go to a root-only file). Few
+ * processes: each costs milliseconds in a busy container.
  */
 export function deltaScript(
   files: TaskFiles,
@@ -51,21 +65,24 @@ export function deltaScript(
   const excludes = ro.map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
   const key = "%i:%C@:%s\\t%P\\0";
   return [
-    `pkill -STOP -u ${shellQuote(user)}`,
+    `pids=$(pgrep -u ${shellQuote(user)}); [ -z "$pids" ] || kill -STOP $pids`,
     "(",
-    "set -o pipefail; export LC_ALL=C",
+    `exec 2>${s}.err; set -o pipefail; export LC_ALL=C`,
     `[ -d ${ws} ] && [ ! -L ${ws} ] && cd -P -- ${ws} || exit 3`,
-    `mkdir -p -m 700 ${s} && rm -rf ${s}/out && mkdir -m 700 ${s}/out || exit 4`,
-    `touch ${s}/tick0`,
-    `find -P . -mindepth 1 ${prune} -type f -printf '${key}' | sort -z > ${s}/out/list || exit 5`,
-    `old=/dev/null; [ -n ${shellQuote(prev)} ] && [ "$(cat ${s}/token 2>/dev/null)" = ${shellQuote(prev)} ] && old=${s}/manifest`,
-    `comm -z -12 "$old" ${s}/out/list | sed -z -e '/\\n/d' -e 's/^[^\\t]*\\t/.\\//' | tr '\\0' '\\n' > ${s}/exclude || exit 6`,
-    `tar -C . --anchored --no-wildcards ${excludes} -X ${s}/exclude -cf ${s}/out/delta.tar .; [ $? -le 1 ] || exit 7`,
-    `i=0; touch ${s}/tick1; until [ -n "$(find ${s}/tick1 -newer ${s}/tick0)" ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; touch ${s}/tick1; i=$((i+1)); done`,
-    `if [ -n "$(find ${s}/tick1 -newer ${s}/tick0)" ]; then cp ${s}/out/list ${s}/manifest && printf %s ${shellQuote(next)} > ${s}/token; else rm -f ${s}/manifest ${s}/token; fi`,
+    `{ [ -d ${s} ] || mkdir -m 700 ${s}; } && : > ${s}/tick0 || exit 4`,
+    `t=; slot=; read -r t slot < ${s}/token; [ "$slot" = 0 ] || slot=1; new=$((1 - slot))`,
+    `find -P . -mindepth 1 ${prune} -type f -printf '${key}' | sort -z > ${s}/list$new || exit 5`,
+    `old=/dev/null; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && old=${s}/list$slot`,
+    `comm -z -12 "$old" ${s}/list$new | sed -z -e '/\\n/d' -e 's/^[^\\t]*\\t/.\\//' | tr '\\0' '\\n' > ${s}/exclude || exit 6`,
+    `tar -C . --anchored --no-wildcards ${excludes} -X ${s}/exclude -cf ${s}/delta.tar . -C ${s} list$new; [ $? -le 1 ] || exit 7`,
+    `i=0; : > ${s}/tick1; until [ ${s}/tick1 -nt ${s}/tick0 ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/tick1; i=$((i+1)); done`,
+    `if [ ${s}/tick1 -nt ${s}/tick0 ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
     ")",
     "status=$?",
-    `pkill -CONT -u ${shellQuote(user)}`,
+    `[ -z "$pids" ] || kill -CONT $pids`,
+    `if [ $status -ne 0 ]; then tail -c 500 ${s}.err; else d=$(stat -c %s ${s}/delta.tar);`,
+    `  if [ "$d" -le ${INLINE_BYTES} ]; then printf '\\n${MARK} %s %s\\n' ${shellQuote(next)} "$d"; base64 -w0 ${s}/delta.tar; echo;`,
+    `  else printf '\\n${MARK} %s archive\\n' ${shellQuote(next)}; fi; fi`,
     "(exit $status)",
   ].join("\n");
 }
@@ -132,36 +149,45 @@ export class DeltaSnapshots {
     const token = randomUUID();
     const path = await store.place(id, "tree");
     await mkdir(path, { mode: 0o700 });
-    await this.container.rootRun(
+    const printed = await this.container.rootRun(
       deltaScript(source.files, source.workspace, source.user, previous?.token ?? "", token),
     );
-    let sent: { list: Uint8Array; delta: Uint8Array };
-    try {
-      sent = fetched(await this.container.archive(`${SNAPSHOT_DIR}/out`));
-    } finally {
-      await this.container
-        .rootRun(`rm -rf ${SNAPSHOT_DIR}/out ${SNAPSHOT_DIR}/exclude`)
-        .catch(() => undefined);
+    let delta = inline(printed, token);
+    if (!delta) {
+      delta = onlyFileOfTar(await this.container.archive(`${SNAPSHOT_DIR}/delta.tar`));
+      // the next snapshot overwrites it; nobody waits for this
+      this.container.rootRun(`rm -f ${SNAPSHOT_DIR}/delta.tar`).catch(() => undefined);
     }
-    const manifest = await storeDelta(sent.list, sent.delta, path, previous);
+    const entries = readTar(delta);
+    const list = entries.find((e) => e.type === "file" && LIST_MEMBER.test(e.name));
+    if (!list) throw new Error("the container's snapshot delta lacks its file list");
+    const manifest = await storeDelta(
+      list.data,
+      entries.filter((e) => e !== list),
+      path,
+      previous,
+    );
     const handle = await store.commit({
       id,
       format: "tree",
       path,
       cwd: source.cwd,
-      transferredBytes: sent.list.length + sent.delta.length,
+      transferredBytes: delta.length,
     });
     this.last = { ...manifest, token };
     return handle;
   }
 }
 
-/** The list and the delta tar out of the engine's archive of `SNAPSHOT_DIR/out`. */
-function fetched(archive: Buffer): { list: Uint8Array; delta: Uint8Array } {
-  const entries = readTar(archive);
-  const file = (name: string) => entries.find((e) => e.type === "file" && e.name === `out/${name}`)?.data;
-  const list = file("list");
-  const delta = file("delta.tar");
-  if (!list || !delta) throw new Error("the container's snapshot archive lacks its list or delta");
-  return { list, delta };
+/** The delta the script printed after its mark naming `token`, or undefined (too big: fetch it). */
+function inline(printed: string, token: string): Uint8Array | undefined {
+  const mark = `\n${MARK} ${token} `;
+  const at = printed.lastIndexOf(mark);
+  if (at < 0) throw new Error("the snapshot script printed no result");
+  const [head = "", body = ""] = printed.slice(at + mark.length).split("\n");
+  if (head === "archive") return undefined;
+  const delta = Buffer.from(body, "base64");
+  if (delta.length !== Number(head))
+    throw new Error(`the snapshot script's output was cut: ${delta.length} of ${head} bytes`);
+  return new Uint8Array(delta);
 }

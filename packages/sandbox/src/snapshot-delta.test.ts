@@ -2,12 +2,13 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readTar, type TarEntry } from "./docker-tar.ts";
 import { IncompleteDeltaError, storeDelta } from "./snapshot-delta.ts";
 
 const root = mkdtempSync(join(tmpdir(), "air-snapshot-delta-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** One ustar member (what a hostile container could put in its delta). */
+/** One ustar member (what a hostile container could put in its delta), read back by the product's reader. */
 interface Member {
   name: string;
   type: "0" | "1" | "2" | "5";
@@ -16,7 +17,7 @@ interface Member {
   mode?: number;
 }
 
-function tar(members: Member[]): Uint8Array {
+function tar(members: Member[]): TarEntry[] {
   const blocks: Buffer[] = [];
   for (const m of members) {
     const header = Buffer.alloc(512);
@@ -37,7 +38,7 @@ function tar(members: Member[]): Uint8Array {
     blocks.push(header, data, Buffer.alloc((512 - (data.length % 512)) % 512));
   }
   blocks.push(Buffer.alloc(1024));
-  return new Uint8Array(Buffer.concat(blocks));
+  return readTar(new Uint8Array(Buffer.concat(blocks)));
 }
 
 const list = (records: Array<[string, string]>) =>

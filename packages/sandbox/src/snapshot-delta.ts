@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { chmod, copyFile, link, lstat, lutimes, mkdir, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readTar } from "./docker-tar.ts";
+import type { TarEntry } from "./docker-tar.ts";
 
 /** A stored tree and, per regular file, the key its source had when listed and the inode of the stored copy. */
 export interface DeltaManifest {
@@ -42,17 +42,17 @@ export function parseList(list: Uint8Array): Map<string, string> {
 
 /**
  * Builds the complete stored tree `to` (an existing empty directory) of a sandbox's workspace from what the sandbox
- * sent: `list`, its regular files with their keys, and `delta`, a tar of its directories, symlinks and the files
- * that changed since `previous` (the sandbox's last stored tree). A listed file that is not in the delta is a hard
+ * sent: `list`, its regular files with their keys, and `delta`, the members of a tar of its directories, symlinks and
+ * the files that changed since `previous` (the sandbox's last stored tree). A listed file that is not in the delta is a hard
  * link to `previous`'s copy when its key is the one stored there (a copy when linking fails across filesystems).
  * Every name is checked: nothing is written outside `to` or through a symlink (a parent must be a directory made
  * here), absolute names and `..` are refused, symlinks are created, never followed, modes lose setuid/setgid.
  * Throws {@link IncompleteDeltaError} when a listed file cannot be completed. Returns the new tree's manifest.
- * @example const m = await storeDelta(list, deltaTar, "/run/snapshots/s0-r3-t4", last);
+ * @example const m = await storeDelta(list, readTar(deltaTar), "/run/snapshots/s0-r3-t4", last);
  */
 export async function storeDelta(
   list: Uint8Array,
-  delta: Uint8Array,
+  delta: TarEntry[],
   to: string,
   previous?: DeltaManifest,
 ): Promise<DeltaManifest> {
@@ -60,7 +60,7 @@ export async function storeDelta(
   const dirs: Array<{ path: string; mode: number; mtime: number }> = [];
   const placeable = (path: string | undefined): path is string =>
     path !== undefined && path !== "" && !kinds.has(path) && kinds.get(parentOf(path)) === "dir";
-  for (const entry of readTar(delta)) {
+  for (const entry of delta) {
     const path = relativePath(entry.name);
     const mode = entry.mode & 0o1777;
     if (path === "" && entry.type === "dir") dirs.push({ path, mode, mtime: entry.mtime });

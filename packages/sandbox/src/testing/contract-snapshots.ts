@@ -36,6 +36,9 @@ for root, dirs, files in os.walk("."):
 print(json.dumps(sorted(out)))
 `;
 
+/** A directory path of 123 characters. */
+const LONG = `${"d".repeat(60)}/${"e".repeat(62)}`;
+
 async function listing(box: Sandbox): Promise<unknown> {
   const out = await box.exec(
     `(cd ${shellQuote(box.workspace)} && python3 -c ${shellQuote(LISTING)})`,
@@ -76,7 +79,9 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       await box.exec(
         "head -c 3000000 /dev/urandom > big.bin; mkdir -p sub/deep empty; echo keep > keep.txt; echo c > change.txt; " +
           "echo g > gone.txt; echo m > move.txt; printf '#!/bin/sh\\necho ran\\n' > mode.sh; printf AAAA > same.txt; " +
-          "ln -s keep.txt link; ln -s sub dirlink; echo d > sub/deep/f",
+          "ln -s keep.txt link; ln -s sub dirlink; echo d > sub/deep/f; " +
+          // past tar's 100-byte name field (GNU long-name members)
+          `mkdir -p ${LONG}; echo long > ${LONG}/${"f".repeat(120)}; ln -s ${LONG}/${"f".repeat(120)} long-link`,
         30_000,
       );
       const h0 = await runtime.saveSnapshot(box, store, `${id}-t0`);
