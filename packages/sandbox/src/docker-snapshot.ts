@@ -10,12 +10,15 @@ import type { SnapshotHandle } from "./snapshot-handle.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
 import type { TaskFiles } from "./types.ts";
 
-/** The container's root-only state of its stored snapshots: the last file list (`manifest`) and its `token`. */
+/**
+ * The container's root-only state of its stored snapshots: the tick files of the last two listings (`tick0`,
+ * `tick1`), the `token` naming the last snapshot and its tick, and the last list and delta.
+ */
 export const SNAPSHOT_DIR = `${AIR_DIR}/snapshot`;
 
 /**
  * How long (ms) the agent stays stopped at most after its files were listed, until the kernel's coarse clock (which
- * stamps change times) has moved on: a file changed later can then never keep a listed change time.
+ * stamps change times) has moved past the listing's tick: a file changed later then has a later change time.
  */
 const TICK_WAIT_MS = 2000;
 
@@ -28,8 +31,8 @@ const INLINE_BYTES = 256 * 1024;
 /** The line before an inline delta: `<MARK> <token> <delta bytes>`, or `<MARK> <token> archive`. */
 const MARK = "AIRDELTA";
 
-/** The delta's member holding the file list: `list0` or `list1`, no `./` (every workspace member has one). */
-const LIST_MEMBER = /^list[01]$/;
+/** The delta's member holding the file list (no `./`, which every workspace member has). */
+const LIST_MEMBER = "list";
 
 /** A `find -path` pattern matching `path` literally. */
 function globQuote(path: string): string {
@@ -37,17 +40,17 @@ function globQuote(path: string): string {
 }
 
 /**
- * The root script of one snapshot of `workspace`: agent processes stopped; the workspace (a real directory,
+ * The root script of one snapshot of `workspace`, in few processes (each costs milliseconds in a busy container):
+ * agent processes stopped; a tick file touched (the time of this listing); the workspace (a real directory,
  * entered once, so every later step is relative to it) listed with `find -P` (never follows a link) without the
- * read-only paths, one `key\tpath` record per regular file, NUL-terminated (key: inode:ctime:size), into the list
- * slot the last snapshot did not use; the records equal to those of the snapshot `prev` (when the container's
- * `token` names it and its slot) are the unchanged files, left out of a tar of everything else (tar walks the tree
- * itself and stores symlinks as links; a name with a newline cannot be left out and is sent), the list appended
- * as member `list<slot>`. Once a file touched now is newer than one touched before the listing (the coarse clock
- * ticked: within the same tick a file could change without its change time moving), `token` names `next` and the
- * new slot (else nothing: the next snapshot is full). Then the agent processes go on, and a small delta is printed
- * (base64 after a {@link MARK} line naming `next`, which the agent cannot know; errors go to a root-only file). Few
- * processes: each costs milliseconds in a busy container.
+ * read-only paths: one `key\tpath` record per regular file and symlink, NUL-terminated (key: type, inode, change
+ * time, size); then one tar walk (tar never follows a link) of every directory and of what changed since the tick
+ * of snapshot `prev` (`--newer`: change or modification time not older; everything when the container's `token`
+ * does not name `prev`), the list appended as member `list`. Once the coarse clock that stamps change times has
+ * moved past this tick (a file changed after the agent goes on then always gets a later change time), `token`
+ * names `next` and its tick slot (else nothing: the next snapshot is full). Then the agent processes go on, and a
+ * small delta is printed (base64 after a {@link MARK} line naming `next`, which the agent cannot know; errors go to
+ * a root-only file); the exit status is the script's.
  */
 export function deltaScript(
   files: TaskFiles,
@@ -63,20 +66,19 @@ export function deltaScript(
     ? `\\( ${ro.map((p) => `-path ${shellQuote(`./${globQuote(p)}`)}`).join(" -o ")} \\) -prune -o`
     : "";
   const excludes = ro.map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
-  const key = "%i:%C@:%s\\t%P\\0";
   return [
     `pids=$(pgrep -u ${shellQuote(user)}); [ -z "$pids" ] || kill -STOP $pids`,
     "(",
     `exec 2>${s}.err; set -o pipefail; export LC_ALL=C`,
     `[ -d ${ws} ] && [ ! -L ${ws} ] && cd -P -- ${ws} || exit 3`,
-    `{ [ -d ${s} ] || mkdir -m 700 ${s}; } && : > ${s}/tick0 || exit 4`,
+    `{ [ -d ${s} ] || mkdir -m 700 ${s}; } || exit 4`,
     `t=; slot=; read -r t slot < ${s}/token; [ "$slot" = 0 ] || slot=1; new=$((1 - slot))`,
-    `find -P . -mindepth 1 ${prune} -type f -printf '${key}' | sort -z > ${s}/list$new || exit 5`,
-    `old=/dev/null; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && old=${s}/list$slot`,
-    `comm -z -12 "$old" ${s}/list$new | sed -z -e '/\\n/d' -e 's/^[^\\t]*\\t/.\\//' | tr '\\0' '\\n' > ${s}/exclude || exit 6`,
-    `tar -C . --anchored --no-wildcards ${excludes} -X ${s}/exclude -cf ${s}/delta.tar . -C ${s} list$new; [ $? -le 1 ] || exit 7`,
-    `i=0; : > ${s}/tick1; until [ ${s}/tick1 -nt ${s}/tick0 ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/tick1; i=$((i+1)); done`,
-    `if [ ${s}/tick1 -nt ${s}/tick0 ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
+    `: > ${s}/tick$new || exit 4`,
+    `since=; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && [ -f ${s}/tick$slot ] && since=--newer=${s}/tick$slot`,
+    `find -P . -mindepth 1 ${prune} \\( -type f -o -type l \\) -printf '%y%i:%C@:%s\\t%P\\0' > ${s}/${LIST_MEMBER} || exit 5`,
+    `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER}; [ $? -le 1 ] || exit 7`,
+    `i=0; : > ${s}/now; until [ ${s}/now -nt ${s}/tick$new ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/now; i=$((i+1)); done`,
+    `if [ ${s}/now -nt ${s}/tick$new ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
     ")",
     "status=$?",
     `[ -z "$pids" ] || kill -CONT $pids`,
@@ -159,7 +161,7 @@ export class DeltaSnapshots {
       this.container.rootRun(`rm -f ${SNAPSHOT_DIR}/delta.tar`).catch(() => undefined);
     }
     const entries = readTar(delta);
-    const list = entries.find((e) => e.type === "file" && LIST_MEMBER.test(e.name));
+    const list = entries.find((e) => e.type === "file" && e.name === LIST_MEMBER);
     if (!list) throw new Error("the container's snapshot delta lacks its file list");
     const manifest = await storeDelta(
       list.data,

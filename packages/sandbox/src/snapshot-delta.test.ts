@@ -53,11 +53,11 @@ function fresh(name: string): string {
 test("a hostile delta writes nothing outside the tree and nothing through its own symlinks", async () => {
   const outside = fresh("outside");
   const to = fresh("hostile");
-  // the list names a file under the symlink that is not in the delta: refused, not linked through it
-  const stored = storeDelta(
+  // a full snapshot whose list names a file under the symlink that is not in the delta: left out
+  await storeDelta(
     list([
-      ["1:1:1", "ok.txt"],
-      ["2:1:1", "l/through-list.txt"],
+      ["f1:1:1", "ok.txt"],
+      ["f2:1:1", "l/through-list.txt"],
     ]),
     tar([
       { name: "./", type: "5", mode: 0o755 },
@@ -72,7 +72,6 @@ test("a hostile delta writes nothing outside the tree and nothing through its ow
     ]),
     to,
   );
-  await expect(stored).rejects.toBeInstanceOf(IncompleteDeltaError);
   expect(readFileSync(join(to, "ok.txt"), "utf8")).toBe("ok");
   expect(statSync(join(to, "ok.txt")).mode & 0o7777).toBe(0o755);
   expect(lstatSync(join(to, "l")).isSymbolicLink()).toBe(true);
@@ -83,26 +82,29 @@ test("a hostile delta writes nothing outside the tree and nothing through its ow
   expect(existsSync(join(to, "hard"))).toBe(false);
 });
 
-test("unchanged files are hard links to the previous tree's copy; a copy replaced there, or a key that differs, is refused", async () => {
+test("unchanged files and symlinks are hard links to the previous tree's copy; a copy replaced there, a key that differs, or a path through a symlink is refused", async () => {
   const first = fresh("t0");
   const m0 = await storeDelta(
     list([
-      ["1:10:5", "big.bin"],
-      ["2:10:1", "sub/small"],
+      ["f1:10:5", "big.bin"],
+      ["f2:10:1", "sub/small"],
+      ["l4:10:7", "ln"],
     ]),
     tar([
       { name: "./", type: "5" },
       { name: "./big.bin", type: "0", data: "model" },
       { name: "./sub/", type: "5" },
       { name: "./sub/small", type: "0", data: "s" },
+      { name: "./ln", type: "2", link: "big.bin" },
     ]),
     first,
   );
   const second = fresh("t1");
   await storeDelta(
     list([
-      ["1:10:5", "big.bin"],
-      ["3:11:1", "sub/small"],
+      ["f1:10:5", "big.bin"],
+      ["f3:11:1", "sub/small"],
+      ["l4:10:7", "ln"],
     ]),
     tar([
       { name: "./", type: "5" },
@@ -113,17 +115,32 @@ test("unchanged files are hard links to the previous tree's copy; a copy replace
     m0,
   );
   expect(statSync(join(second, "big.bin")).ino).toBe(statSync(join(first, "big.bin")).ino);
+  expect(lstatSync(join(second, "ln")).isSymbolicLink()).toBe(true);
+  expect(lstatSync(join(second, "ln")).ino).toBe(lstatSync(join(first, "ln")).ino);
   expect(readFileSync(join(second, "sub/small"), "utf8")).toBe("t");
   expect(readFileSync(join(first, "sub/small"), "utf8")).toBe("s");
 
   // not sent and not unchanged: the caller must take a full snapshot
   const third = fresh("t2");
-  const changed = storeDelta(list([["1:12:5", "big.bin"]]), tar([{ name: "./", type: "5" }]), third, m0);
+  const changed = storeDelta(list([["f1:12:5", "big.bin"]]), tar([{ name: "./", type: "5" }]), third, m0);
   await expect(changed).rejects.toBeInstanceOf(IncompleteDeltaError);
+  // an unchanged file under a directory that is now a symlink out of the tree: refused, never linked through it
+  const outside = fresh("outside-2");
+  const swapped = storeDelta(
+    list([["f2:10:1", "sub/small"]]),
+    tar([
+      { name: "./", type: "5" },
+      { name: "./sub", type: "2", link: outside },
+    ]),
+    fresh("t2b"),
+    m0,
+  );
+  await expect(swapped).rejects.toBeInstanceOf(IncompleteDeltaError);
+  expect(existsSync(join(outside, "small"))).toBe(false);
   // the previous copy pruned and another file put at its path
   rmSync(join(first, "big.bin"));
   await Bun.write(join(first, "big.bin"), "other");
   const fourth = fresh("t3");
-  const replaced = storeDelta(list([["1:10:5", "big.bin"]]), tar([{ name: "./", type: "5" }]), fourth, m0);
+  const replaced = storeDelta(list([["f1:10:5", "big.bin"]]), tar([{ name: "./", type: "5" }]), fourth, m0);
   await expect(replaced).rejects.toBeInstanceOf(IncompleteDeltaError);
 });

@@ -1,9 +1,23 @@
 import { constants } from "node:fs";
-import { chmod, copyFile, link, lstat, lutimes, mkdir, symlink, utimes, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  copyFile,
+  link,
+  lstat,
+  lutimes,
+  mkdir,
+  readlink,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { join } from "node:path";
 import type { TarEntry } from "./docker-tar.ts";
 
-/** A stored tree and, per regular file, the key its source had when listed and the inode of the stored copy. */
+/**
+ * A stored tree and, per regular file and symlink, the key its source had when listed (`f` or `l`, then inode,
+ * change time, size) and the inode of the stored copy.
+ */
 export interface DeltaManifest {
   dir: string;
   files: Map<string, { key: string; ino: bigint }>;
@@ -28,7 +42,7 @@ function parentOf(path: string): string {
   return slash < 0 ? "" : path.slice(0, slash);
 }
 
-/** `key\tpath` records, NUL-terminated (the sandbox's listing of its regular files). */
+/** `key\tpath` records, NUL-terminated (the sandbox's listing of its regular files and symlinks). */
 export function parseList(list: Uint8Array): Map<string, string> {
   const out = new Map<string, string>();
   for (const record of Buffer.from(list).toString("utf8").split("\0")) {
@@ -42,9 +56,10 @@ export function parseList(list: Uint8Array): Map<string, string> {
 
 /**
  * Builds the complete stored tree `to` (an existing empty directory) of a sandbox's workspace from what the sandbox
- * sent: `list`, its regular files with their keys, and `delta`, the members of a tar of its directories, symlinks and
- * the files that changed since `previous` (the sandbox's last stored tree). A listed file that is not in the delta is a hard
- * link to `previous`'s copy when its key is the one stored there (a copy when linking fails across filesystems).
+ * sent: `list`, its regular files and symlinks with their keys, and `delta`, the members of a tar of its directories
+ * and of the files and symlinks that changed since `previous` (the sandbox's last stored tree). A listed one that is
+ * not in the delta is a hard link to `previous`'s copy when its key is the one stored there (a copy when linking
+ * fails across filesystems); without `previous` (a full snapshot) it is left out (it went while the list was made).
  * Every name is checked: nothing is written outside `to` or through a symlink (a parent must be a directory made
  * here), absolute names and `..` are refused, symlinks are created, never followed, modes lose setuid/setgid.
  * Throws {@link IncompleteDeltaError} when a listed file cannot be completed. Returns the new tree's manifest.
@@ -56,7 +71,7 @@ export async function storeDelta(
   to: string,
   previous?: DeltaManifest,
 ): Promise<DeltaManifest> {
-  const kinds = new Map<string, "dir" | "file" | "other">([["", "dir"]]);
+  const kinds = new Map<string, "dir" | "file" | "link">([["", "dir"]]);
   const dirs: Array<{ path: string; mode: number; mtime: number }> = [];
   const placeable = (path: string | undefined): path is string =>
     path !== undefined && path !== "" && !kinds.has(path) && kinds.get(parentOf(path)) === "dir";
@@ -78,24 +93,28 @@ export async function storeDelta(
     } else if (entry.type === "symlink") {
       await symlink(entry.linkname, dest);
       await lutimes(dest, entry.mtime, entry.mtime);
-      kinds.set(path, "other");
+      kinds.set(path, "link");
     } else if (entry.type === "hardlink") {
+      // another name of a file or symlink stored above (link(2) never follows a symlink)
       const target = relativePath(entry.linkname);
-      if (target === undefined || kinds.get(target) !== "file") continue;
+      const kind = target === undefined ? undefined : kinds.get(target);
+      if (target === undefined || (kind !== "file" && kind !== "link")) continue;
       await link(join(to, target), dest);
-      kinds.set(path, "file");
+      kinds.set(path, kind);
     }
   }
   const files: DeltaManifest["files"] = new Map();
   for (const [path, key] of parseList(list)) {
     const dest = join(to, path);
+    const kind = key.startsWith("l") ? "link" : "file";
     if (!kinds.has(path)) {
-      const stored = previous?.files.get(path);
-      if (!previous || stored?.key !== key || !placeable(path))
+      if (!previous) continue;
+      const stored = previous.files.get(path);
+      if (stored?.key !== key || !placeable(path))
         throw new IncompleteDeltaError(`${path}: neither sent nor unchanged since the last snapshot`);
-      await linkUnchanged(join(previous.dir, path), stored.ino, dest);
-      kinds.set(path, "file");
-    } else if (kinds.get(path) !== "file") continue;
+      await linkUnchanged(join(previous.dir, path), stored.ino, dest, kind);
+      kinds.set(path, kind);
+    } else if (kinds.get(path) !== kind) continue;
     files.set(path, { key, ino: (await lstat(dest, { bigint: true })).ino });
   }
   // directories last, deepest first: adding their entries changed their times
@@ -107,16 +126,25 @@ export async function storeDelta(
   return { dir: to, files };
 }
 
-/** Hard-links the previous tree's copy `from` (still the inode `ino` it stored) to `to`, or copies it. */
-async function linkUnchanged(from: string, ino: bigint, to: string): Promise<void> {
+/**
+ * Hard-links the previous tree's copy `from` (still the `kind` and inode `ino` it stored; link(2) never follows a
+ * symlink) to `to`, or copies it where linking fails (another filesystem, too many links).
+ */
+async function linkUnchanged(from: string, ino: bigint, to: string, kind: "file" | "link"): Promise<void> {
   const info = await lstat(from, { bigint: true }).catch(() => undefined);
-  if (!info?.isFile() || info.ino !== ino)
+  const same = kind === "link" ? info?.isSymbolicLink() : info?.isFile();
+  if (!info || !same || info.ino !== ino)
     throw new IncompleteDeltaError(`${from}: the previous snapshot's copy is gone or replaced`);
   try {
     await link(from, to);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EXDEV" && code !== "EMLINK") throw new IncompleteDeltaError(`${from}: ${String(error)}`);
-    await copyFile(from, to, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL);
+    if (kind === "file") await copyFile(from, to, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL);
+    else {
+      await symlink(await readlink(from), to);
+      const seconds = Number(info.mtimeMs) / 1000;
+      await lutimes(to, seconds, seconds);
+    }
   }
 }
