@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { runProcess } from "./process.ts";
 import { shellQuote } from "./shell.ts";
 import {
@@ -33,13 +34,15 @@ export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<voi
 
 /**
  * A stored snapshot as a workspace tar (for `putArchive` into a container of any host): a "tar" one read, a "tree"
- * one packed on this machine (symlinks stored as links, hard links within the tree kept), or
+ * one's workspace packed on this machine (symlinks stored as links, hard links within the tree kept), or
  * {@link SnapshotUnavailableError}.
  */
 export async function snapshotAsTar(handle: SnapshotHandle): Promise<Uint8Array> {
   if (handle.format === "tar") return readSnapshotTar(handle);
   assertRestorable(handle);
-  const out = await runProcess(["tar", "-cf", "-", "-C", handle.path, "."], { cwd: "/", timeoutMs: 300_000 });
+  // a local tree with the agent's outside directories keeps the workspace in `workspace/` (docker restores only it)
+  const dir = handle.outside ? join(handle.path, "workspace") : handle.path;
+  const out = await runProcess(["tar", "-cf", "-", "-C", dir, "."], { cwd: "/", timeoutMs: 300_000 });
   if (out.exitCode !== 0) throw new SnapshotUnavailableError(handle, `tar of its tree failed: ${out.stderr}`);
   return out.stdoutBytes;
 }
