@@ -48,6 +48,11 @@ async function listing(box: Sandbox): Promise<unknown> {
   return JSON.parse(out.output);
 }
 
+/** Where a stored tree keeps the workspace (`workspace/` beside `outside/` when it carries outside directories). */
+function workspaceOf(handle: SnapshotHandle): string {
+  return handle.outside ? join(handle.path, "workspace") : handle.path;
+}
+
 /** The stored tree's entries (never following a link): path → "d", "l -> target" or the file's content. */
 function storedTree(dir: string, out = new Map<string, string>(), prefix = ""): Map<string, string> {
   for (const name of readdirSync(dir)) {
@@ -95,7 +100,9 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       );
       const at1 = await listing(box);
       const h1 = await runtime.saveSnapshot(box, store, `${id}-t1`);
-      expect(statSync(join(h1.path, "big.bin")).ino).toBe(statSync(join(h0.path, "big.bin")).ino);
+      expect(statSync(join(workspaceOf(h1), "big.bin")).ino).toBe(
+        statSync(join(workspaceOf(h0), "big.bin")).ino,
+      );
       if (ctx.transfers) {
         expect(h0.transferredBytes).toBeGreaterThan(3_000_000);
         expect(h1.transferredBytes).toBeLessThan(100_000);
@@ -150,14 +157,14 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
         "README.md": "the task\n",
         "evaluate.py": "print('{\"forged\": 1}')\n",
       };
-      expect(Object.fromEntries(storedTree(h0.path))).toEqual({
+      expect(Object.fromEntries(storedTree(workspaceOf(h0)))).toEqual({
         ...common,
         "plain.txt": "plain\n",
         d: "d",
         "d/passwd": "mine\n",
         "new\nline": "x",
       });
-      expect(Object.fromEntries(storedTree(h1.path))).toEqual({
+      expect(Object.fromEntries(storedTree(workspaceOf(h1)))).toEqual({
         ...common,
         "plain.txt": "l -> /etc/shadow",
         d: "l -> /etc",
