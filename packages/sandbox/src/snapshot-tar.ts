@@ -40,9 +40,18 @@ export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<voi
 export async function snapshotAsTar(handle: SnapshotHandle): Promise<Uint8Array> {
   if (handle.format === "tar") return readSnapshotTar(handle);
   assertRestorable(handle);
-  // a local tree with the agent's outside directories keeps the workspace in `workspace/` (docker restores only it)
-  const dir = handle.outside ? join(handle.path, "workspace") : handle.path;
-  const out = await runProcess(["tar", "-cf", "-", "-C", dir, "."], { cwd: "/", timeoutMs: 300_000 });
+  const out = await runProcess(["tar", "-cf", "-", "-C", storedWorkspace(handle), "."], {
+    cwd: "/",
+    timeoutMs: 300_000,
+  });
   if (out.exitCode !== 0) throw new SnapshotUnavailableError(handle, `tar of its tree failed: ${out.stderr}`);
   return out.stdoutBytes;
+}
+
+/**
+ * Where a "tree" snapshot keeps the workspace: `path` itself, or `path/workspace` when the tree also holds the
+ * agent's outside directories (local, `SnapshotHandle.outside`; docker restores only the workspace).
+ */
+export function storedWorkspace(handle: SnapshotHandle): string {
+  return handle.outside ? join(handle.path, "workspace") : handle.path;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shellQuote } from "../shell.ts";
 import { SnapshotStore } from "../snapshot-store.ts";
+import { storedWorkspace } from "../snapshot-tar.ts";
 import type { Runtime, Sandbox, SnapshotHandle, TaskFiles } from "../types.ts";
 
 /** What the snapshot tests of the contract suite need of it. */
@@ -46,11 +47,6 @@ async function listing(box: Sandbox): Promise<unknown> {
   );
   expect(out.exitCode).toBe(0);
   return JSON.parse(out.output);
-}
-
-/** Where a stored tree keeps the workspace (`workspace/` beside `outside/` when it carries outside directories). */
-function workspaceOf(handle: SnapshotHandle): string {
-  return handle.outside ? join(handle.path, "workspace") : handle.path;
 }
 
 /** The stored tree's entries (never following a link): path → "d", "l -> target" or the file's content. */
@@ -100,8 +96,8 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       );
       const at1 = await listing(box);
       const h1 = await runtime.saveSnapshot(box, store, `${id}-t1`);
-      expect(statSync(join(workspaceOf(h1), "big.bin")).ino).toBe(
-        statSync(join(workspaceOf(h0), "big.bin")).ino,
+      expect(statSync(join(storedWorkspace(h1), "big.bin")).ino).toBe(
+        statSync(join(storedWorkspace(h0), "big.bin")).ino,
       );
       if (ctx.transfers) {
         expect(h0.transferredBytes).toBeGreaterThan(3_000_000);
@@ -157,14 +153,14 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
         "README.md": "the task\n",
         "evaluate.py": "print('{\"forged\": 1}')\n",
       };
-      expect(Object.fromEntries(storedTree(workspaceOf(h0)))).toEqual({
+      expect(Object.fromEntries(storedTree(storedWorkspace(h0)))).toEqual({
         ...common,
         "plain.txt": "plain\n",
         d: "d",
         "d/passwd": "mine\n",
         "new\nline": "x",
       });
-      expect(Object.fromEntries(storedTree(workspaceOf(h1)))).toEqual({
+      expect(Object.fromEntries(storedTree(storedWorkspace(h1)))).toEqual({
         ...common,
         "plain.txt": "l -> /etc/shadow",
         d: "l -> /etc",
