@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
-import { dockerReachable, ofRollout, SnapshotStore } from "@air/sandbox";
+import { dockerReachable, ofRollout, SnapshotStore, sweepIncomplete } from "@air/sandbox";
 import { type HarborConfig, harborConfigSchema } from "./config.ts";
 import { harborLaunch } from "./launch.ts";
 import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
@@ -98,6 +98,8 @@ export async function createHarborEnvironment(
     },
     // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
     keepStates: async (rolloutIds) => {
+      // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
+      await sweepIncomplete(snapshots);
       await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
     // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained

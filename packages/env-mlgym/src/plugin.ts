@@ -8,6 +8,7 @@ import {
   type Runtime,
   type Sandbox,
   SnapshotStore,
+  sweepIncomplete,
   type TaskFiles,
   UnsandboxedRuntime,
 } from "@air/sandbox";
@@ -164,6 +165,8 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
     },
     // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
     keepStates: async (rolloutIds) => {
+      // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
+      await sweepIncomplete(snapshots);
       await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
     },
     // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained

@@ -2,9 +2,10 @@ import { Database } from "bun:sqlite";
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readLastCompletedStep, readPidFile } from "./rundir.ts";
+import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
+  killEverything,
   killSurvivors,
   type LauncherRun,
   REPO_ROOT,
@@ -98,16 +99,6 @@ test("trainer SIGKILLed after checkpoint 3's payload, before its .metadata, max_
   expect(existsSync(checkpointFile(runDir, 5, ".metadata"))).toBe(true);
   expect(survivors(run, runDir)).toEqual([]);
 }, 360_000);
-
-/** kill -9 of the launcher and of every child group its pid file names: nothing gets to clean up. */
-function killEverything(run: LauncherRun, runDir: string): void {
-  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
-  run.child.kill("SIGKILL");
-  for (const g of groups)
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {}
-}
 
 test("kill -9 of everything while checkpoint 3 has its payload and no .metadata, then --resume: continues from checkpoint 2, every step trained once", async () => {
   // metrics_wait_ms = 0: air records step 2 (prime-rl step 3) as soon as STABLE 3 is there, before the save

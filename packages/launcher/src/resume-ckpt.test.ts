@@ -1,9 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readLastCompletedStep, readPidFile } from "./rundir.ts";
+import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
+  killEverything,
   killSurvivors,
   type LauncherRun,
   REPO_ROOT,
@@ -21,16 +22,6 @@ afterEach(() => {
   if (current.runDir) killSurvivors(current.run, current.runDir);
   current = {};
 });
-
-/** kill -9 of the launcher and of every child group its pid file names: nothing gets to clean up. */
-function killEverything(run: LauncherRun, runDir: string): void {
-  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
-  run.child.kill("SIGKILL");
-  for (const g of groups)
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {}
-}
 
 test("kill -9 of everything, then --resume: the prime-rl trainer (CPU stand-in) loads its checkpoint, every step trained once", async () => {
   const out = tempDir("ckpt");

@@ -1,18 +1,13 @@
-import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import {
-  openStore,
-  readRecordedRollouts,
-  readTrajectory,
-  type StoredTrajectory,
-  tables,
-} from "@air/logger-sqlite";
+import { openStore, readRecordedRollouts, readTrajectory, tables } from "@air/logger-sqlite";
 import { and, eq } from "drizzle-orm";
-import { readLastCompletedStep, readPidFile } from "./rundir.ts";
+import { countRows, trainedSteps, turnFacts } from "./resume-kit.ts";
+import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
+  killEverything,
   killSurvivors,
   type LauncherRun,
   REPO_ROOT,
@@ -45,40 +40,8 @@ const EVAL_IN_FLIGHT = `SELECT count(*) AS n FROM trajectories t WHERE t.status 
   AND EXISTS (SELECT 1 FROM trajectories e WHERE e.split = 'eval' AND e.step = t.step AND e.status != 'running')`;
 
 function inFlight(dbPath: string, query = IN_FLIGHT): number {
-  if (!existsSync(dbPath)) return 0;
-  try {
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      return db.query<{ n: number }, []>(query).get()?.n ?? 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
+  return countRows(dbPath, query);
 }
-
-/** kill -9 of the launcher and of every child group its pid file names (tiny inference, tiny trainer). */
-function killEverything(run: LauncherRun, runDir: string): void {
-  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
-  run.child.kill("SIGKILL");
-  for (const g of groups)
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {}
-}
-
-/** What a turn looked like to the trainer and the dashboard. */
-const turnFacts = (t: StoredTrajectory["turns"][number]) => ({
-  idx: t.idx,
-  completion: t.completion,
-  observation: t.observation,
-  prompt: t.prompt,
-  promptTokens: t.promptTokens,
-  completionTokens: t.completionTokens,
-  logprobMean: t.logprobMean,
-  policyVersion: t.policyVersion,
-});
 
 test("kill -9 of everything mid-step, then --resume: in-flight rollouts continue from their last turn; a lost snapshot starts over with a warning", async () => {
   const out = tempDir("rollouts");
@@ -181,10 +144,7 @@ test("kill -9 of everything mid-step, then --resume: in-flight rollouts continue
     db.$client.close();
   }
   // every step trained once: the trainer's steps 1..maxSteps, none twice
-  const trained = readFileSync(join(runDir, "prime-rl", "metrics.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => (JSON.parse(l) as { step: number }).step);
+  const trained = trainedSteps(runDir);
   expect(trained).toEqual(Array.from({ length: maxSteps }, (_, i) => i + 1));
   // every rollout's snapshots are pruned once it ended
   expect(readdirSync(join(runDir, "snapshots"))).toEqual([]);
@@ -301,10 +261,7 @@ for (const maxSteps of [2, 1])
       db.$client.close();
     }
     // every step trained once, and every rollout's snapshots pruned
-    const trained = readFileSync(join(runDir, "prime-rl", "metrics.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => (JSON.parse(l) as { step: number }).step);
+    const trained = trainedSteps(runDir);
     expect(trained).toEqual(Array.from({ length: maxSteps }, (_, i) => i + 1));
     expect(readdirSync(join(runDir, "snapshots"))).toEqual([]);
     expect(survivors(second, runDir)).toEqual([]);

@@ -1,18 +1,13 @@
-import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import {
-  openStore,
-  readRecordedRollouts,
-  readTrajectory,
-  type StoredTrajectory,
-  tables,
-} from "@air/logger-sqlite";
+import { openStore, readRecordedRollouts, readTrajectory, tables } from "@air/logger-sqlite";
 import { eq } from "drizzle-orm";
-import { readLastCompletedStep, readPidFile } from "./rundir.ts";
+import { countRows, trainedSteps, turnFacts } from "./resume-kit.ts";
+import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
+  killEverything,
   killSurvivors,
   type LauncherRun,
   REPO_ROOT,
@@ -42,41 +37,6 @@ const CHILDREN_IN_FLIGHT = `SELECT count(*) AS n FROM trajectories t WHERE t.sta
   AND (SELECT json_extract(r.point_json, '$.done') FROM turn_resume r WHERE r.rollout_id = t.rollout_id
        ORDER BY r.idx DESC LIMIT 1) = 0`;
 
-function count(dbPath: string, sql: string): number {
-  if (!existsSync(dbPath)) return 0;
-  try {
-    const db = new Database(dbPath, { readonly: true });
-    try {
-      return db.query<{ n: number }, []>(sql).get()?.n ?? 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
-}
-
-/** kill -9 of the launcher and of every child group its pid file names (tiny inference, tiny trainer). */
-function killEverything(run: LauncherRun, runDir: string): void {
-  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
-  run.child.kill("SIGKILL");
-  for (const g of groups)
-    try {
-      process.kill(-g, "SIGKILL");
-    } catch {}
-}
-
-const turnFacts = (t: StoredTrajectory["turns"][number]) => ({
-  idx: t.idx,
-  completion: t.completion,
-  observation: t.observation,
-  prompt: t.prompt,
-  promptTokens: t.promptTokens,
-  completionTokens: t.completionTokens,
-  logprobMean: t.logprobMean,
-  policyVersion: t.policyVersion,
-});
-
 test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: recorded nodes kept, in-flight nodes continue, a lost snapshot starts over from its parent's branch point", async () => {
   const out = tempDir("tree-resume");
   const runDir = join(out, "quickstart");
@@ -98,7 +58,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
   const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
   current = { run: first, runDir };
   const deadline = Date.now() + 240_000;
-  while ((readLastCompletedStep(runDir) ?? -1) < 0 || count(dbPath, CHILDREN_IN_FLIGHT) < 2) {
+  while ((readLastCompletedStep(runDir) ?? -1) < 0 || countRows(dbPath, CHILDREN_IN_FLIGHT) < 2) {
     if (Date.now() > deadline || first.child.exitCode !== null)
       throw new Error(`no step done and 2 tree children in flight within 240 s:\n${first.stderr()}`);
     await Bun.sleep(25);
@@ -192,10 +152,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
   } finally {
     db.$client.close();
   }
-  const trained = readFileSync(join(runDir, "prime-rl", "metrics.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((l) => (JSON.parse(l) as { step: number }).step);
+  const trained = trainedSteps(runDir);
   expect(trained).toEqual(Array.from({ length: maxSteps }, (_, i) => i + 1));
   // every node's snapshots are pruned once its step is trained, those taken as recorded too
   expect(readdirSync(join(runDir, "snapshots"))).toEqual([]);

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { type CheckResult, type PreflightOptions, preflightPlan, runPreflight } from "./preflight.ts";
 import { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts";
 import { planOf } from "./run-plan.ts";
+import { readPidFile } from "./rundir.ts";
 import type { RunConfig } from "./sections.ts";
 import { RUN_MARKER } from "./supervisor.ts";
 
@@ -226,4 +227,14 @@ export function killSurvivors(run: LauncherRun | undefined, runDir: string): voi
 /** Preflight on a config as `rl check` runs it: the config's plan, its GPUs planned against `options.env`. */
 export async function preflightOf(config: RunConfig, options: PreflightOptions = {}): Promise<CheckResult[]> {
   return runPreflight(await preflightPlan(planOf(config), options.env), options);
+}
+
+/** kill -9 of the launcher and of every child group its pid file names (tiny inference, tiny trainer): nothing gets to clean up. */
+export function killEverything(run: LauncherRun, runDir: string): void {
+  const groups = readPidFile(runDir)?.children.map((c) => c.pgid) ?? [];
+  run.child.kill("SIGKILL");
+  for (const g of groups)
+    try {
+      process.kill(-g, "SIGKILL");
+    } catch {}
 }

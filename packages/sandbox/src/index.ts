@@ -64,7 +64,7 @@ export {
   snapshotHandleSchema,
   snapshotId,
 } from "./snapshot-rollout.ts";
-export { SnapshotStore, SnapshotUnavailableError } from "./snapshot-store.ts";
+export { SnapshotStore, SnapshotUnavailableError, sweepIncomplete } from "./snapshot-store.ts";
 export { enterDirectory } from "./snapshot-tar.ts";
 export {
   containerLabels,

@@ -84,6 +84,31 @@ export class SnapshotStore {
   }
 }
 
+/**
+ * Removes what a save cut short left in `store` (a kill -9 between `place` and `commit`): every stored workspace
+ * (`<id>/`, `<id>.tar`) without its handle, and half-written handles. Only while nothing saves into the store (`rl
+ * --resume`, before any rollout runs): a save in progress is incomplete too. Returns the names removed.
+ * @example await sweepIncomplete(new SnapshotStore("outputs/run/snapshots")); // ["s1-r3-t2"]
+ */
+export async function sweepIncomplete(store: SnapshotStore): Promise<string[]> {
+  if (!existsSync(store.dir)) return [];
+  const names = await readdir(store.dir);
+  const handles = new Set(names.filter((n) => n.endsWith(".json")));
+  const removed: string[] = [];
+  for (const name of names) {
+    if (name.endsWith(".json")) continue;
+    const id = name.endsWith(".json.partial")
+      ? undefined
+      : name.endsWith(".tar")
+        ? name.slice(0, -".tar".length)
+        : name;
+    if (id !== undefined && handles.has(`${id}.json`)) continue;
+    await rm(join(store.dir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
 /** Checks that a handle's workspace is there before a runtime restores it. */
 export function assertRestorable(handle: SnapshotHandle): void {
   if (!existsSync(handle.path)) throw new SnapshotUnavailableError(handle, "its files are gone");

@@ -1,0 +1,45 @@
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SnapshotStore, sweepIncomplete } from "./snapshot-store.ts";
+
+const root = mkdtempSync(join(tmpdir(), "air-snapshot-store-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+test("a save cut short by a kill (files, no handle) is swept; complete snapshots stay; never follows a link", async () => {
+  const store = new SnapshotStore(join(root, "snapshots"));
+  expect(await sweepIncomplete(store)).toEqual([]);
+  // complete: a tree and a tar, each with its handle
+  for (const [id, format] of [
+    ["s0-r0-t1", "tree"],
+    ["s0-r1-t0", "tar"],
+  ] as const) {
+    const path = await store.place(id, format);
+    if (format === "tree") {
+      mkdirSync(path);
+      writeFileSync(join(path, "f"), "x");
+    } else writeFileSync(path, "tar");
+    await store.commit({ id, format, path, cwd: "/w" });
+  }
+  // cut short: a tree and a tar without handles, a half-written handle; a link out of the store inside a torn tree
+  const outside = join(root, "outside");
+  mkdirSync(outside);
+  writeFileSync(join(outside, "keep"), "mine");
+  const torn = await store.place("s1-r2-t3", "tree");
+  mkdirSync(torn);
+  writeFileSync(join(torn, "big"), "y");
+  symlinkSync(outside, join(torn, "out"));
+  writeFileSync(await store.place("s1-r4-t0", "tar"), "half");
+  writeFileSync(join(store.dir, "s1-r5-t0.json.partial"), "{");
+  const removed = await sweepIncomplete(store);
+  expect(removed.sort()).toEqual(["s1-r2-t3", "s1-r4-t0.tar", "s1-r5-t0.json.partial"]);
+  expect(readdirSync(store.dir).sort()).toEqual([
+    "s0-r0-t1",
+    "s0-r0-t1.json",
+    "s0-r1-t0.json",
+    "s0-r1-t0.tar",
+  ]);
+  expect((await store.list()).map((h) => h.id)).toEqual(["s0-r0-t1", "s0-r1-t0"]);
+  expect(existsSync(join(outside, "keep"))).toBe(true);
+});
