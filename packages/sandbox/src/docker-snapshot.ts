@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { AIR_DIR } from "./docker-layout.ts";
-import { onlyFileOfTar, readTar } from "./docker-tar.ts";
+import { onlyFileOfTar, readTar, type TarEntry } from "./docker-tar.ts";
 import { runProcess } from "./process.ts";
 import { readOnlyPaths } from "./shared.ts";
 import { shellQuote } from "./shell.ts";
@@ -43,28 +43,26 @@ const LIST_MEMBER = "list";
  */
 export const OUTSIDE_DIRS = ["/tmp", "/var/tmp"];
 
-/** The delta's member holding the tar of the i-th of {@link OUTSIDE_DIRS}. */
-const outsideMember = (i: number) => `out${i}.tar`;
+/** The delta's member holding the tar of the agent's files in {@link OUTSIDE_DIRS} (names relative to `/`). */
+const OUTSIDE_MEMBER = "outside.tar";
 
 /**
- * Root commands storing the agent `user`'s files in each of {@link OUTSIDE_DIRS} (a real directory; else nothing)
- * as a tar in the snapshot directory: `find -P` (never follows a link) lists its directories, regular files and
- * symlinks, pruning at anything not owned by `user` (a root-owned file, a hard link to one, whatever lies below a
- * directory that is not the agent's); FIFOs, sockets and devices are not listed, so never opened; tar takes exactly
- * that list (`--no-recursion`, names verbatim, never following a link). All of it every time (usually small).
+ * Root commands storing the agent `user`'s files in {@link OUTSIDE_DIRS} (each a real directory; else left out) as
+ * one tar in the snapshot directory, in two processes: `find -P` (never follows a link) lists their directories,
+ * regular files and symlinks, pruning at anything not owned by `user` (a root-owned file, a hard link to one,
+ * whatever lies below a directory that is not the agent's); FIFOs, sockets and devices are not listed, so never
+ * opened; tar takes exactly that list (`--no-recursion`, names verbatim, never following a link). All of it every
+ * time (usually small).
  */
 function outsideCommands(user: string): string[] {
-  const s = SNAPSHOT_DIR;
-  const u = shellQuote(user);
-  return OUTSIDE_DIRS.flatMap((dir, i) => {
-    const d = shellQuote(dir);
-    const names = `${s}/out${i}.names`;
-    const tar = `${s}/${outsideMember(i)}`;
-    return [
-      `: > ${names}; if [ -d ${d} ] && [ ! -L ${d} ]; then (cd -P -- ${d} && find -P . -mindepth 1 \\( ! -user ${u} -prune \\) -o \\( -type d -o -type f -o -type l \\) -print0) > ${names} || exit 8; fi`,
-      `if [ -s ${names} ]; then tar -C ${d} --null --no-recursion --verbatim-files-from -T ${names} -cf ${tar}; [ $? -le 1 ] || exit 8; else tar -cf ${tar} -T /dev/null || exit 8; fi`,
-    ];
-  });
+  const names = `${SNAPSHOT_DIR}/outside.names`;
+  const tar = `${SNAPSHOT_DIR}/${OUTSIDE_MEMBER}`;
+  const dirs = OUTSIDE_DIRS.map((d) => shellQuote(d.slice(1))).join(" ");
+  return [
+    `o=; for d in ${dirs}; do [ -d "/$d" ] && [ ! -L "/$d" ] && o="$o $d"; done; : > ${names}`,
+    `[ -z "$o" ] || (cd / && find -P $o -mindepth 1 \\( ! -user ${shellQuote(user)} -prune \\) -o \\( -type d -o -type f -o -type l \\) -print0) > ${names} || exit 8`,
+    `if [ -s ${names} ]; then tar -C / --null --no-recursion --verbatim-files-from -T ${names} -cf ${tar}; [ $? -le 1 ] || exit 8; else tar -cf ${tar} -T /dev/null || exit 8; fi`,
+  ];
 }
 
 /** A `find -path` pattern matching `path` literally. */
@@ -80,7 +78,7 @@ function globQuote(path: string): string {
  * time, size); then one tar walk (tar never follows a link) of every directory and of what changed since the tick
  * of snapshot `prev` (`--newer`: change or modification time not older; everything when the container's `token`
  * does not name `prev`), the list appended as member `list`, and the agent's files outside its workspace as members
- * `out<i>.tar` (`outsideCommands`). Once the coarse clock that stamps change times has
+ * `outside.tar` (`outsideCommands`). Once the coarse clock that stamps change times has
  * moved past this tick (a file changed after the agent goes on then always gets a later change time), `token`
  * names `next` and its tick slot (else nothing: the next snapshot is full). Then the agent processes go on, and a
  * small delta is printed (base64 after a {@link MARK} line naming `next`, which the agent cannot know; errors go to
@@ -111,7 +109,7 @@ export function deltaScript(
     `since=; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && [ -f ${s}/tick$slot ] && since=--newer=${s}/tick$slot`,
     `find -P . -mindepth 1 ${prune} \\( -type f -o -type l \\) -printf '%y%i:%C@:%s\\t%P\\0' > ${s}/${LIST_MEMBER} || exit 5`,
     ...outsideCommands(user),
-    `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER} ${OUTSIDE_DIRS.map((_, i) => outsideMember(i)).join(" ")}; [ $? -le 1 ] || exit 7`,
+    `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER} ${OUTSIDE_MEMBER}; [ $? -le 1 ] || exit 7`,
     `i=0; : > ${s}/now; until [ ${s}/now -nt ${s}/tick$new ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/now; i=$((i+1)); done`,
     `if [ ${s}/now -nt ${s}/tick$new ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
     ")",
@@ -209,15 +207,9 @@ export class DeltaSnapshots {
       workspace,
       previous,
     );
-    await mkdir(join(path, "outside"), { mode: 0o700 });
-    for (const i of OUTSIDE_DIRS.keys()) {
-      const tar = member(outsideMember(i));
-      if (!tar) throw new Error(`the container's snapshot delta lacks ${outsideMember(i)}`);
-      const dir = join(path, "outside", String(i));
-      await mkdir(dir, { mode: 0o700 });
-      // a full copy: nothing listed to link, every name checked as in the workspace
-      await storeDelta(new Uint8Array(), readTar(tar.data), dir);
-    }
+    const outside = member(OUTSIDE_MEMBER);
+    if (!outside) throw new Error(`the container's snapshot delta lacks ${OUTSIDE_MEMBER}`);
+    await storeOutside(readTar(outside.data), path);
     const handle = await store.commit({
       id,
       format: "tree",
@@ -229,6 +221,32 @@ export class DeltaSnapshots {
     this.last = { ...manifest, token };
     return handle;
   }
+}
+
+/**
+ * Stores the agent's files outside its workspace (members named relative to `/`, e.g. `tmp/x`) as `path/outside/<i>`
+ * for the i-th of {@link OUTSIDE_DIRS}: laid out with every name checked (`storeDelta` into a scratch tree under
+ * `path`, where the directories above them are made first; nothing listed to link: a full copy), then moved.
+ */
+async function storeOutside(members: TarEntry[], path: string): Promise<void> {
+  const scratch = join(path, "outside.partial");
+  await mkdir(scratch, { mode: 0o700 });
+  const above = new Set(
+    OUTSIDE_DIRS.flatMap((d) =>
+      d
+        .slice(1)
+        .split("/")
+        .map((_, i, a) => a.slice(0, i + 1).join("/")),
+    ),
+  );
+  const dirs: TarEntry[] = [...above]
+    .sort()
+    .map((name) => ({ name, type: "dir", mode: 0o700, mtime: 0, linkname: "", data: new Uint8Array() }));
+  await storeDelta(new Uint8Array(), [...dirs, ...members], scratch);
+  await mkdir(join(path, "outside"), { mode: 0o700 });
+  for (const [i, dir] of OUTSIDE_DIRS.entries())
+    await rename(join(scratch, dir.slice(1)), join(path, "outside", String(i)));
+  await rm(scratch, { recursive: true });
 }
 
 /** The delta the script printed after its mark naming `token`, or undefined (too big: fetch it). */

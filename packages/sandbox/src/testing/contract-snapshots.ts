@@ -192,7 +192,7 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
     try {
       const made = await box.exec(
         "mkdir -p /tmp/d/e && echo t > /tmp/d/e/f && chmod 604 /tmp/d/e/f && touch -d @981173106 /tmp/d/e/f && " +
-          "chmod 711 /tmp/d && touch -d @981173000 /tmp/d && echo v > /var/tmp/v && " +
+          "chmod 711 /tmp/d && touch -d @981173000 /tmp/d && echo v > /var/tmp/v && ln /tmp/d/e/f /var/tmp/hl && " +
           "ln -s /etc/shadow /tmp/shadow && ln -s /var/lib/air /tmp/air && ln -s /etc /tmp/etc && " +
           // a FIFO nobody writes to: opening it for reading would block the snapshot
           "mkfifo /tmp/fifo && cd /tmp/d && echo made",
@@ -215,13 +215,13 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       const copy = await restore(JSON.parse(JSON.stringify(handle)) as SnapshotHandle);
       try {
         const seen = await copy.exec(
-          "pwd; cat e/f /var/tmp/v; stat -c '%a %Y' e/f .; readlink /tmp/shadow /tmp/air; " +
+          "pwd; cat e/f /var/tmp/v /var/tmp/hl; stat -c '%a %Y' e/f .; readlink /tmp/shadow /tmp/air; " +
             '[ "$(stat -c %U e/f /tmp/d /var/tmp/v | sort -u)" = "$(id -un)" ] && echo mine; ' +
             "cat /tmp/shadow 2>&1 | grep -c 'Permission denied'; [ -e /tmp/fifo ] || echo no-fifo",
           30_000,
         );
         expect(seen.output).toBe(
-          "/tmp/d\nt\nv\n604 981173106\n711 981173000\n/etc/shadow\n/var/lib/air\nmine\n1\nno-fifo\n",
+          "/tmp/d\nt\nv\nt\n604 981173106\n711 981173000\n/etc/shadow\n/var/lib/air\nmine\n1\nno-fifo\n",
         );
       } finally {
         await runtime.release(copy, true);
