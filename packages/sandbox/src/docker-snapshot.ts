@@ -61,7 +61,7 @@ function outsideCommands(user: string): string[] {
   return [
     `o=; for d in ${dirs}; do [ -d "/$d" ] && [ ! -L "/$d" ] && o="$o $d"; done; : > ${names}`,
     `[ -z "$o" ] || (cd / && find -P $o -mindepth 1 \\( ! -user ${shellQuote(user)} -prune \\) -o \\( -type d -o -type f -o -type l \\) -print0) > ${names} || exit 8`,
-    `if [ -s ${names} ]; then tar -C / --null --no-recursion --verbatim-files-from -T ${names} -cf ${tar}; [ $? -le 1 ] || exit 8; else tar -cf ${tar} -T /dev/null || exit 8; fi`,
+    `if [ -s ${names} ]; then tar -b 1 -C / --null --no-recursion --verbatim-files-from -T ${names} -cf ${tar}; [ $? -le 1 ] || exit 8; else tar -b 1 -cf ${tar} -T /dev/null || exit 8; fi`,
   ];
 }
 
