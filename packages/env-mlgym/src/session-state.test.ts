@@ -45,9 +45,9 @@ for (const runtime of ["local", "docker"] as const) {
         expect(seen.observation).toStartWith("/home/agent/workspace/sub\none\n600\n");
         expect(seen.observation).toContain("(Current Step: 4,");
         expect(seen.observation).toContain("(Open file: /home/agent/workspace/sub/f.txt)");
-        // no runtime carries the shell's variables; local carries /tmp (packages/sandbox/README.md)
+        // no runtime carries the shell's variables; both carry /tmp (packages/sandbox/README.md)
         const outside = await restored.step({ text: "", command: 'echo "[$KEPT]"; cat /tmp/t.txt' });
-        expect(outside.observation).toStartWith(runtime === "local" ? "[]\nt\n" : "[]\n");
+        expect(outside.observation).toStartWith("[]\nt\n");
         await restored.dropState!();
         await restored.close();
         const { path } = parseState(state).snapshot;

@@ -12,7 +12,13 @@ import {
 } from "./docker-layout.ts";
 import type { DockerRuntimeOptions } from "./docker-options.ts";
 import { type ContainerShell, openContainerShell } from "./docker-shell.ts";
-import { DeltaSnapshots, SNAPSHOT_DIR } from "./docker-snapshot.ts";
+import {
+  DeltaSnapshots,
+  OUTSIDE_STAGE,
+  outsideRestore,
+  SNAPSHOT_DIR,
+  STAGE_OUTSIDE,
+} from "./docker-snapshot.ts";
 import { onlyFileOfTar } from "./docker-tar.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
 import type { SnapshotHandle } from "./snapshot-handle.ts";
@@ -100,7 +106,9 @@ export class DockerSandbox implements Sandbox {
    * otherwise the workspace is rebuilt here.
    */
   async reset(files: TaskFiles, options: AcquireOptions, bundle: Uint8Array | undefined): Promise<void> {
-    if (this.staged === files.key && !bundle && this.agent) {
+    // a restore that carries /tmp and /var/tmp lays them before the agent's shell starts: never the staged shell
+    const outside = options.restore && (await outsideRestore(options.restore, this.options.user));
+    if (this.staged === files.key && !bundle && this.agent && !outside) {
       // The staged workspace takes the workspace's place; the agent shell already started in it is kept (no new
       // exec). A fork into a parked container first replaces the staged contents by the snapshot.
       this.staged = undefined;
@@ -159,6 +167,15 @@ export class DockerSandbox implements Sandbox {
         "putArchive snapshot",
       );
       await this.rootRun(layoutCommands(files, this.workspace, false, this.options.user).slice(2).join("\n"));
+    }
+    if (outside) {
+      await this.rootRun(STAGE_OUTSIDE);
+      await withTimeout(
+        this.container.putArchive(Buffer.from(outside.tar), { path: OUTSIDE_STAGE }),
+        this.options.timeoutMs,
+        "putArchive outside dirs",
+      );
+      await this.rootRun(outside.script);
     }
     this.files = files;
     await this.startAgentShell(this.workspace);
@@ -249,7 +266,8 @@ export class DockerSandbox implements Sandbox {
 
   /**
    * Stores the workspace as a complete tree in `store` (`DeltaSnapshots`): the container sends what changed since
-   * this sandbox's last stored snapshot, the rest is hard-linked from it on this machine.
+   * this sandbox's last stored snapshot, the rest is hard-linked from it on this machine; the agent's /tmp and
+   * /var/tmp are stored beside it (`outside/<i>`), whole.
    */
   saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     const files = this.files;

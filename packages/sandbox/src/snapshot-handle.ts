@@ -15,9 +15,9 @@ export interface SnapshotHandle {
   /** The agent shell's working directory when it was taken. */
   cwd: string;
   /**
-   * Local trees only: directories outside the workspace stored too, as the agent sees them (its `/tmp`, the task's
-   * writable `environment.dirs`); `path` then holds `workspace/` and `outside/<i>/` for the i-th. Absent: `path` is
-   * the workspace itself (tars, and local trees stored before these were carried).
+   * Trees only: directories outside the workspace stored too, as the agent sees them (local: its `/tmp`, the task's
+   * writable `environment.dirs`; docker: `/tmp`, `/var/tmp`); `path` then holds `workspace/` and `outside/<i>/` for
+   * the i-th. Absent: `path` is the workspace itself (tars, and trees stored before these were carried).
    */
   outside?: string[];
   /** Bytes of the stored files. */

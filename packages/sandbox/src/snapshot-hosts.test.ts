@@ -64,7 +64,7 @@ function hostsRuntime(host: { url: string; name: string; tls?: SecondDockerd["tl
 }
 
 test.skipIf(problem !== undefined)(
-  "saved on the main engine, restored on the second dockerd: files, modes, directory; an incremental snapshot whose predecessor was pruned",
+  "saved on the main engine, restored on the second dockerd: files (/tmp too), modes, directory; an incremental snapshot whose predecessor was pruned",
   async () => {
     const d2 = second as SecondDockerd;
     const files = contractTask();
@@ -74,7 +74,8 @@ test.skipIf(problem !== undefined)(
     try {
       const box = await a.acquire(files, { rolloutId: "h1" });
       await box.exec(
-        "head -c 2000000 /dev/urandom > big.bin; md5sum big.bin > big.md5; mkdir -p sub && echo moved > sub/f",
+        "head -c 2000000 /dev/urandom > big.bin; md5sum big.bin > big.md5; mkdir -p sub && echo moved > sub/f; " +
+          "echo t > /tmp/t.txt && chmod 640 /tmp/t.txt",
         30_000,
       );
       const first = await a.saveSnapshot(box, store, "h1-t0");
@@ -88,11 +89,11 @@ test.skipIf(problem !== undefined)(
       expect(
         (
           await there.exec(
-            "pwd; cat f; stat -c %a f; cat ../data/train.csv; cd .. && md5sum -c big.md5",
+            "pwd; cat f; stat -c %a f; cat ../data/train.csv; cat /tmp/t.txt; stat -c '%a %U' /tmp/t.txt; cd .. && md5sum -c big.md5",
             30_000,
           )
         ).output,
-      ).toBe(`${there.workspace}/sub\nmoved\n640\nx,y\n1,2\nbig.bin: OK\n`);
+      ).toBe(`${there.workspace}/sub\nmoved\n640\nx,y\n1,2\nt\n640 agent\nbig.bin: OK\n`);
       expect(await labelledContainers(d2.docker, runName)).toHaveLength(1);
       await b.release(there, true);
     } finally {

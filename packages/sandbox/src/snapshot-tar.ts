@@ -50,7 +50,7 @@ export async function snapshotAsTar(handle: SnapshotHandle): Promise<Uint8Array>
 
 /**
  * Where a "tree" snapshot keeps the workspace: `path` itself, or `path/workspace` when the tree also holds the
- * agent's outside directories (local, `SnapshotHandle.outside`; docker restores only the workspace).
+ * agent's outside directories (`SnapshotHandle.outside`; docker lays those apart, `outsideRestore`).
  */
 export function storedWorkspace(handle: SnapshotHandle): string {
   return handle.outside ? join(handle.path, "workspace") : handle.path;

@@ -87,8 +87,8 @@ export interface Runtime {
   /**
    * Stores `sandbox`'s state now into `store` under `id` (durable rollouts, `rl --resume`): its workspace without
    * the read-only paths (local: a tree of reflinked or copied files while its processes are stopped; docker: a
-   * tar of what the agent's workspace holds, kept on this machine so any host restores it) and the shell's
-   * working directory. Background processes and files outside the workspace are not carried.
+   * tree kept on this machine so any host restores it), the agent's /tmp and the shell's working directory (README:
+   * what each runtime carries). Background processes are not carried.
    */
   saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle>;
 }

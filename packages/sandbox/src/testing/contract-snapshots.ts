@@ -183,4 +183,52 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       rmSync(store.dir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  test("stored snapshots carry the agent's /tmp and /var/tmp: modes and times come back as the agent's; links to root-only files stay links, a FIFO is left out", async () => {
+    const runtime = ctx.runtime();
+    const box = await runtime.acquire(ctx.files(), { rolloutId: ctx.rolloutId() });
+    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-contract-outside-")));
+    const id = ctx.rolloutId();
+    try {
+      const made = await box.exec(
+        "mkdir -p /tmp/d/e && echo t > /tmp/d/e/f && chmod 604 /tmp/d/e/f && touch -d @981173106 /tmp/d/e/f && " +
+          "chmod 711 /tmp/d && touch -d @981173000 /tmp/d && echo v > /var/tmp/v && ln /tmp/d/e/f /var/tmp/hl && " +
+          "ln -s /etc/shadow /tmp/shadow && ln -s /var/lib/air /tmp/air && ln -s /etc /tmp/etc && " +
+          // a FIFO nobody writes to: opening it for reading would block the snapshot
+          "mkfifo /tmp/fifo && cd /tmp/d && echo made",
+        30_000,
+      );
+      expect(made.output).toBe("made\n");
+      const handle = await runtime.saveSnapshot(box, store, `${id}-t0`);
+      const tmp = handle.outside?.indexOf("/tmp") ?? -1;
+      expect(tmp).toBeGreaterThanOrEqual(0);
+      const stored = Object.fromEntries(storedTree(join(handle.path, "outside", String(tmp))));
+      expect(stored).toMatchObject({
+        shadow: "l -> /etc/shadow",
+        air: "l -> /var/lib/air",
+        etc: "l -> /etc",
+        d: "d",
+        "d/e": "d",
+        "d/e/f": "t\n",
+      });
+      expect(stored.fifo).toBeUndefined();
+      const copy = await restore(JSON.parse(JSON.stringify(handle)) as SnapshotHandle);
+      try {
+        const seen = await copy.exec(
+          "pwd; cat e/f /var/tmp/v /var/tmp/hl; stat -c '%a %Y' e/f .; readlink /tmp/shadow /tmp/air; " +
+            '[ "$(stat -c %U e/f /tmp/d /var/tmp/v | sort -u)" = "$(id -un)" ] && echo mine; ' +
+            "cat /tmp/shadow 2>&1 | grep -c 'Permission denied'; [ -e /tmp/fifo ] || echo no-fifo",
+          30_000,
+        );
+        expect(seen.output).toBe(
+          "/tmp/d\nt\nv\nt\n604 981173106\n711 981173000\n/etc/shadow\n/var/lib/air\nmine\n1\nno-fifo\n",
+        );
+      } finally {
+        await runtime.release(copy, true);
+      }
+    } finally {
+      await runtime.release(box, true);
+      rmSync(store.dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 }
