@@ -70,7 +70,7 @@ function paritySuite(runtime: "local" | "docker", enabled: boolean): void {
   );
 
   test.skipIf(!enabled)(
-    `${runtime}: a failed evaluation reads as MLGym's, absolute paths, no frame of air's import guard`,
+    `${runtime}: a failed evaluation reads as MLGym's, absolute paths, no frame of air's import guard, whole`,
     async () => {
       // A game evaluated under the guard (the fixture's evaluate.py imports strategy.py, which air proxies).
       const made = await makeEnv(runtime, `${runName}-game`, {
@@ -79,13 +79,15 @@ function paritySuite(runtime: "local" | "docker", enabled: boolean): void {
         command_timeout_s: 30,
       });
       try {
-        const [, broken, , printed] = await runScript(
+        const [, broken, , printed, , long] = await runScript(
           made.env,
           await exampleOf(made.env, "prisonersDilemma"),
           [
             write("def row_strategy(history):\n    return undefined_name"),
             "validate",
             write("def row_strategy(history):\n    print(len(history))\n    return 0"),
+            "validate",
+            write("def row_strategy(history):\n    raise ValueError(chr(120) * 6000)"),
             "validate",
           ],
         );
@@ -106,6 +108,14 @@ function paritySuite(runtime: "local" | "docker", enabled: boolean): void {
         expect(printed?.evaluationError).toBe(
           `${MLGYM_DECODE_HEAD}0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n{\n  "Score": 3.0\n}${MLGYM_DECODE_TAIL}`,
         );
+        // a long failure comes back whole (MLGym shows the evaluation's whole output): its head too
+        expect(long?.evaluationError).toStartWith(
+          `${MLGYM_DECODE_HEAD}air: traceback of strategy.row_strategy() in the agent's process:\nxxxx`,
+        );
+        expect(long?.evaluationError).toContain(
+          `Traceback (most recent call last):\n  File "${WS}/evaluate.py"`,
+        );
+        expect(long?.evaluationError).toContain("ValueError: xxxx");
       } finally {
         await made.env.close?.();
         if (runtime === "docker") await removeContainersByLabel(new Docker(), made.ctx.runDir);
