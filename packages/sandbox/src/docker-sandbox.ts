@@ -242,7 +242,9 @@ export class DockerSandbox implements Sandbox {
     const exitCode = Number(status.trim().split("\n").at(-1));
     // the last 100 kB of each, far below the root shell's cap (a failure's head is what the agent reads first)
     const stdout = await this.rootRun(`tail -c 100000 ${EVAL_OUT} 2>/dev/null; true`);
-    const stderr = await this.rootRun(`tail -c 100000 ${EVAL_ERR} 2>/dev/null; rm -f ${EVAL_OUT} ${EVAL_ERR}`);
+    const stderr = await this.rootRun(
+      `tail -c 100000 ${EVAL_ERR} 2>/dev/null; rm -f ${EVAL_OUT} ${EVAL_ERR}`,
+    );
     return { stdout, stderr, exitCode, timedOut: exitCode === 137 };
   }
 
