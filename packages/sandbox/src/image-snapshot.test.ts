@@ -158,4 +158,39 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
       bare.remove();
     }
   }, 300_000);
+
+  test("a non-root agent: root's files in /tmp are not stored, its agent processes go on, the restored WORKDIR is its own", async () => {
+    const own = environmentTask("docker", IMAGE);
+    const build = own.environment?.build;
+    if (!build) throw new Error("environmentTask made no build");
+    appendFileSync(join(build.context, "Dockerfile"), "RUN chown -R agent /srv/task\n");
+    const task = { ...own, key: `${own.key}-agent`, environment: { ...own.environment, user: "agent" } };
+    try {
+      const box = await runtime.acquire(task, { rolloutId: `i${++n}` });
+      expect(box).toBeInstanceOf(ImageSandbox);
+      // root's secret in /tmp (as another user's file would be), an agent process left running
+      await (box as ImageSandbox).container
+        .exec({ Cmd: ["sh", "-c", "echo secret > /tmp/root-secret"], User: "root" })
+        .then((e) => e.start({}))
+        .then((stream) => new Promise((resolve) => stream.on("end", resolve).resume()));
+      await out(box, "echo mine > /tmp/mine; echo w > w.txt; (sleep 600 &) ; true");
+      const handle = await runtime.saveSnapshot(box, store, "a-t0");
+      expect(await out(box, "whoami; ps -o stat= -p $(pgrep -u agent -x sleep) | cut -c1")).toBe(
+        "agent\nS\n",
+      );
+      await runtime.release(box, true);
+      expect(readFileSync(join(handle.path, "outside", "0", "mine"), "utf8")).toBe("mine\n");
+      expect(() => lstatSync(join(handle.path, "outside", "0", "root-secret"))).toThrow();
+      const there = await runtime.acquire(task, { rolloutId: `i${++n}`, restore: handle });
+      expect(
+        await out(
+          there,
+          "stat -c %U w.txt from-image.txt /tmp/mine; cat w.txt; [ -e /tmp/root-secret ] || echo no-secret",
+        ),
+      ).toBe("agent\nagent\nagent\nw\nno-secret\n");
+      await runtime.release(there, true);
+    } finally {
+      own.remove();
+    }
+  }, 300_000);
 });

@@ -49,6 +49,7 @@ const SCRIPT_OUTPUT_CHARS = 1_000_000;
 export class ImageSnapshots {
   private readonly deltas: DeltaSnapshots;
   private probed: Promise<boolean> | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
   readonly place: SnapshotPlace;
 
   constructor(
@@ -84,7 +85,17 @@ export class ImageSnapshots {
     return this.deltas.save(store, id, { files, workspace: this.plan.workdir, user: this.plan.user, cwd });
   }
 
-  private async rootRun(script: string, timeoutMs: number): Promise<string> {
+  /**
+   * Runs root scripts one at a time (each a new exec, unlike a workspace sandbox's one root shell): a delta's
+   * unawaited removal never lands on the next snapshot's delta, nor is stopped by it.
+   */
+  private rootRun(script: string, timeoutMs: number): Promise<string> {
+    const next = this.chain.then(() => this.rootRunNow(script, timeoutMs));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async rootRunNow(script: string, timeoutMs: number): Promise<string> {
     const r = await execOnce(this.container, ["sh", "-c", script], {
       user: "root",
       cwd: "/",
