@@ -1,19 +1,26 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AIR_DIR } from "./docker-layout.ts";
-import { onlyFileOfTar, readTar, type TarEntry } from "./docker-tar.ts";
-import { runProcess } from "./process.ts";
+import { onlyFileOfTar, readTar } from "./docker-tar.ts";
 import { readOnlyPaths } from "./shared.ts";
 import { shellQuote } from "./shell.ts";
 import { type DeltaManifest, IncompleteDeltaError, storeDelta } from "./snapshot-delta.ts";
 import type { SnapshotHandle } from "./snapshot-handle.ts";
-import { assertRestorable, type SnapshotStore, SnapshotUnavailableError } from "./snapshot-store.ts";
+import { OUTSIDE_DIRS, OUTSIDE_MEMBER, outsideCommands, storeOutside } from "./snapshot-outside.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
 import type { TaskFiles } from "./types.ts";
 
+export {
+  OUTSIDE_DIRS,
+  OUTSIDE_STAGE,
+  outsideRestore,
+  STAGE_OUTSIDE,
+} from "./snapshot-outside.ts";
+
 /**
- * The container's root-only state of its stored snapshots: the tick files of the last two listings (`tick0`,
+ * A docker workspace sandbox's root-only state of its stored snapshots: the tick files of the last two listings (`tick0`,
  * `tick1`), the `token` naming the last snapshot and its tick, and the last list and delta.
  */
 export const SNAPSHOT_DIR = `${AIR_DIR}/snapshot`;
@@ -35,35 +42,6 @@ const MARK = "AIRDELTA";
 
 /** The delta's member holding the file list (no `./`, which every workspace member has). */
 const LIST_MEMBER = "list";
-
-/**
- * The agent's directories outside its workspace that a stored snapshot carries, in order (`SnapshotHandle.outside`;
- * the tree holds `workspace/` and `outside/<i>/`, the local layout). Its home directory's dot-dirs and /dev/shm are
- * not carried.
- */
-export const OUTSIDE_DIRS = ["/tmp", "/var/tmp"];
-
-/** The delta's member holding the tar of the agent's files in {@link OUTSIDE_DIRS} (names relative to `/`). */
-const OUTSIDE_MEMBER = "outside.tar";
-
-/**
- * Root commands storing the agent `user`'s files in {@link OUTSIDE_DIRS} (each a real directory; else left out) as
- * one tar in the snapshot directory, in two processes: `find -P` (never follows a link) lists their directories,
- * regular files and symlinks, pruning at anything not owned by `user` (a root-owned file, a hard link to one,
- * whatever lies below a directory that is not the agent's); FIFOs, sockets and devices are not listed, so never
- * opened; tar takes exactly that list (`--no-recursion`, names verbatim, never following a link). All of it every
- * time (usually small).
- */
-function outsideCommands(user: string): string[] {
-  const names = `${SNAPSHOT_DIR}/outside.names`;
-  const tar = `${SNAPSHOT_DIR}/${OUTSIDE_MEMBER}`;
-  const dirs = OUTSIDE_DIRS.map((d) => shellQuote(d.slice(1))).join(" ");
-  return [
-    `o=; for d in ${dirs}; do [ -d "/$d" ] && [ ! -L "/$d" ] && o="$o $d"; done; : > ${names}`,
-    `[ -z "$o" ] || (cd / && find -P $o -mindepth 1 \\( ! -user ${shellQuote(user)} -prune \\) -o \\( -type d -o -type f -o -type l \\) -print0) > ${names} || exit 8`,
-    `if [ -s ${names} ]; then tar -b 1 -C / --null --no-recursion --verbatim-files-from -T ${names} -cf ${tar}; [ $? -le 1 ] || exit 8; else tar -b 1 -cf ${tar} -T /dev/null || exit 8; fi`,
-  ];
-}
 
 /** A `find -path` pattern matching `path` literally. */
 function globQuote(path: string): string {
@@ -90,8 +68,9 @@ export function deltaScript(
   user: string,
   prev: string,
   next: string,
+  place: SnapshotPlace = WORKSPACE_PLACE,
 ): string {
-  const s = SNAPSHOT_DIR;
+  const s = place.state;
   const ws = shellQuote(workspace);
   const ro = readOnlyPaths(files);
   const prune = ro.length
@@ -99,22 +78,22 @@ export function deltaScript(
     : "";
   const excludes = ro.map((p) => `--exclude=${shellQuote(`./${p}`)}`).join(" ");
   return [
-    `pids=$(pgrep -u ${shellQuote(user)}); [ -z "$pids" ] || kill -STOP $pids`,
+    `${place.agentPids ?? `pids=$(pgrep -u ${shellQuote(user)})`}; [ -z "$pids" ] || kill -STOP $pids 2>/dev/null`,
     "(",
-    `exec 2>${s}.err; set -o pipefail; export LC_ALL=C`,
+    `exec 2>${s}.err; export LC_ALL=C`,
     `[ -d ${ws} ] && [ ! -L ${ws} ] && cd -P -- ${ws} || exit 3`,
-    `{ [ -d ${s} ] || mkdir -m 700 ${s}; } || exit 4`,
+    `{ [ -d ${s} ] || mkdir -p -m 700 ${s}; } || exit 4`,
     `t=; slot=; read -r t slot < ${s}/token; [ "$slot" = 0 ] || slot=1; new=$((1 - slot))`,
     `: > ${s}/tick$new || exit 4`,
     `since=; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && [ -f ${s}/tick$slot ] && since=--newer=${s}/tick$slot`,
     `find -P . -mindepth 1 ${prune} \\( -type f -o -type l \\) -printf '%y%i:%C@:%s\\t%P\\0' > ${s}/${LIST_MEMBER} || exit 5`,
-    ...outsideCommands(user),
+    ...outsideCommands(user, s, place.outside),
     `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER} ${OUTSIDE_MEMBER}; [ $? -le 1 ] || exit 7`,
     `i=0; : > ${s}/now; until [ ${s}/now -nt ${s}/tick$new ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/now; i=$((i+1)); done`,
     `if [ ${s}/now -nt ${s}/tick$new ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
     ")",
     "status=$?",
-    `[ -z "$pids" ] || kill -CONT $pids`,
+    `[ -z "$pids" ] || kill -CONT $pids 2>/dev/null`,
     `if [ $status -ne 0 ]; then tail -c 500 ${s}.err; else d=$(stat -c %s ${s}/delta.tar);`,
     `  if [ "$d" -le ${INLINE_BYTES} ]; then printf '\\n${MARK} %s %s\\n' ${shellQuote(next)} "$d"; base64 -w0 ${s}/delta.tar; echo;`,
     `  else printf '\\n${MARK} %s archive\\n' ${shellQuote(next)}; fi; fi`,
@@ -122,8 +101,23 @@ export function deltaScript(
   ].join("\n");
 }
 
+/** Where in a container its stored snapshots' state lives, what they carry outside the workspace, who is stopped. */
+export interface SnapshotPlace {
+  /** The root-only directory of the snapshot state (made when missing; never inside the workspace). */
+  state: string;
+  /** The agent's directories outside its workspace that a tree carries, in order (`SnapshotHandle.outside`). */
+  outside: readonly string[];
+  /** A shell line setting `pids` to the processes stopped while listing; default `pgrep -u <user>`. */
+  agentPids?: string;
+}
+
+/** A docker workspace sandbox's place: {@link SNAPSHOT_DIR}, /tmp and /var/tmp, the agent user's processes. */
+export const WORKSPACE_PLACE: SnapshotPlace = { state: SNAPSHOT_DIR, outside: OUTSIDE_DIRS };
+
 /** What a {@link DeltaSnapshots} needs of its container: its root shell and the engine's archive API. */
 export interface SnapshotContainer {
+  /** Where the state lives and what is carried; default {@link WORKSPACE_PLACE}. */
+  place?: SnapshotPlace;
   /** Runs a root script; rejects on a non-zero exit. */
   rootRun(script: string): Promise<string>;
   /** The engine's tar of a path in the container (`getArchive`, never through a shell's capped output). */
@@ -143,7 +137,7 @@ export interface SnapshotSource {
  * any runtime on any host): the container sends only what changed since this sandbox's previous stored tree
  * (`deltaScript`), the rest is hard-linked from that tree (`storeDelta`). Without a previous tree (the first
  * snapshot, after {@link forget}, or when it was pruned meanwhile) the container sends everything. The tree holds
- * `workspace/` and, whole each time, the agent's files in each of {@link OUTSIDE_DIRS} in `outside/<i>/`.
+ * `workspace/` and, whole each time, the agent's files in each of its place's outside dirs in `outside/<i>/`.
  * @example const handle = await snapshots.save(store, "s0-r3-t4", { files, workspace, user: "agent", cwd });
  */
 export class DeltaSnapshots {
@@ -183,16 +177,17 @@ export class DeltaSnapshots {
     previous: (DeltaManifest & { token: string }) | undefined,
   ): Promise<SnapshotHandle> {
     const token = randomUUID();
+    const place = this.container.place ?? WORKSPACE_PLACE;
     const path = await store.place(id, "tree");
     await mkdir(path, { mode: 0o700 });
     const printed = await this.container.rootRun(
-      deltaScript(source.files, source.workspace, source.user, previous?.token ?? "", token),
+      deltaScript(source.files, source.workspace, source.user, previous?.token ?? "", token, place),
     );
     let delta = inline(printed, token);
     if (!delta) {
-      delta = onlyFileOfTar(await this.container.archive(`${SNAPSHOT_DIR}/delta.tar`));
+      delta = onlyFileOfTar(await this.container.archive(`${place.state}/delta.tar`));
       // the next snapshot overwrites it; nobody waits for this
-      this.container.rootRun(`rm -f ${SNAPSHOT_DIR}/delta.tar`).catch(() => undefined);
+      this.container.rootRun(`rm -f ${place.state}/delta.tar`).catch(() => undefined);
     }
     const entries = readTar(delta);
     const member = (name: string) => entries.find((e) => e.type === "file" && e.name === name);
@@ -209,44 +204,18 @@ export class DeltaSnapshots {
     );
     const outside = member(OUTSIDE_MEMBER);
     if (!outside) throw new Error(`the container's snapshot delta lacks ${OUTSIDE_MEMBER}`);
-    await storeOutside(readTar(outside.data), path);
+    await storeOutside(readTar(outside.data), path, place.outside);
     const handle = await store.commit({
       id,
       format: "tree",
       path,
       cwd: source.cwd,
-      outside: OUTSIDE_DIRS,
+      outside: [...place.outside],
       transferredBytes: delta.length,
     });
     this.last = { ...manifest, token };
     return handle;
   }
-}
-
-/**
- * Stores the agent's files outside its workspace (members named relative to `/`, e.g. `tmp/x`) as `path/outside/<i>`
- * for the i-th of {@link OUTSIDE_DIRS}: laid out with every name checked (`storeDelta` into a scratch tree under
- * `path`, where the directories above them are made first; nothing listed to link: a full copy), then moved.
- */
-async function storeOutside(members: TarEntry[], path: string): Promise<void> {
-  const scratch = join(path, "outside.partial");
-  await mkdir(scratch, { mode: 0o700 });
-  const above = new Set(
-    OUTSIDE_DIRS.flatMap((d) =>
-      d
-        .slice(1)
-        .split("/")
-        .map((_, i, a) => a.slice(0, i + 1).join("/")),
-    ),
-  );
-  const dirs: TarEntry[] = [...above]
-    .sort()
-    .map((name) => ({ name, type: "dir", mode: 0o700, mtime: 0, linkname: "", data: new Uint8Array() }));
-  await storeDelta(new Uint8Array(), [...dirs, ...members], scratch);
-  await mkdir(join(path, "outside"), { mode: 0o700 });
-  for (const [i, dir] of OUTSIDE_DIRS.entries())
-    await rename(join(scratch, dir.slice(1)), join(path, "outside", String(i)));
-  await rm(scratch, { recursive: true });
 }
 
 /** The delta the script printed after its mark naming `token`, or undefined (too big: fetch it). */
@@ -261,47 +230,3 @@ function inline(printed: string, token: string): Uint8Array | undefined {
     throw new Error(`the snapshot script's output was cut: ${delta.length} of ${head} bytes`);
   return new Uint8Array(delta);
 }
-
-/** Where a restore unpacks the stored outside directories (root-only) before moving them into place. */
-export const OUTSIDE_STAGE = `${AIR_DIR}/outside`;
-
-/**
- * The stored outside directories of `handle` that a docker workspace sandbox has (those of {@link OUTSIDE_DIRS}:
- * a local tree's task dirs are left out), as one tar of `<i>/…` for {@link OUTSIDE_STAGE}, and the root script
- * that lays them out after `putArchive`: owned by the agent `user` (never through a link), each top entry moved
- * into its directory where that name is free (a fresh sandbox has only the image's files there). Undefined when the
- * handle carries none.
- * @example const o = await outsideRestore(handle, "agent"); // putArchive(o.tar, OUTSIDE_STAGE); rootRun(o.script)
- */
-export async function outsideRestore(
-  handle: SnapshotHandle,
-  user: string,
-): Promise<{ tar: Uint8Array; script: string } | undefined> {
-  const dirs = (handle.outside ?? []).flatMap((dest, i) =>
-    OUTSIDE_DIRS.includes(dest) ? [{ dest, i }] : [],
-  );
-  if (handle.format !== "tree" || dirs.length === 0) return undefined;
-  assertRestorable(handle);
-  const out = await runProcess(
-    ["tar", "-cf", "-", "-C", join(handle.path, "outside"), ...dirs.map((d) => String(d.i))],
-    { cwd: "/", timeoutMs: 300_000 },
-  );
-  if (out.exitCode !== 0)
-    throw new SnapshotUnavailableError(handle, `tar of its outside dirs failed: ${out.stderr}`);
-  const stage = OUTSIDE_STAGE;
-  const script = [
-    `chown -hR ${shellQuote(user)}: ${stage} && chown root:root ${stage} && chmod 700 ${stage} || exit 9`,
-    ...dirs.map(({ dest, i }) => {
-      const d = shellQuote(dest);
-      return (
-        `[ -d ${d} ] && [ ! -L ${d} ] && [ -d ${stage}/${i} ] && (cd ${stage}/${i} && for e in * .[!.]* ..?*; do ` +
-        `{ [ -e "$e" ] || [ -L "$e" ]; } && [ ! -e ${d}/"$e" ] && [ ! -L ${d}/"$e" ] && mv -- "$e" ${d}/; done; true)`
-      );
-    }),
-    `rm -rf ${stage}`,
-  ].join("\n");
-  return { tar: out.stdoutBytes, script };
-}
-
-/** The root command making {@link OUTSIDE_STAGE} empty and root-only (before `putArchive`). */
-export const STAGE_OUTSIDE = `rm -rf ${OUTSIDE_STAGE} && mkdir -m 700 ${OUTSIDE_STAGE}`;

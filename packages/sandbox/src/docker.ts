@@ -7,7 +7,7 @@ import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
-import { enterDirectory, saveTarSnapshot, snapshotAsTar } from "./snapshot-tar.ts";
+import { enterDirectory, snapshotAsTar } from "./snapshot-tar.ts";
 import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
@@ -109,10 +109,10 @@ export class DockerRuntime implements Runtime {
   /**
    * Stores the sandbox's workspace and its shell's directory on this machine, so a runtime on any host restores it:
    * a workspace sandbox as a tree of which only what changed since its last snapshot left the container
-   * (`DockerSandbox.saveTree`), a task with its own image as its WORKDIR's tar.
+   * (`DockerSandbox.saveTree`), a task with its own image likewise (`ImageSandbox.saveTree`).
    */
   saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
-    if (sandbox instanceof ImageSandbox) return saveTarSnapshot(sandbox, sandbox.currentCwd, store, id);
+    if (sandbox instanceof ImageSandbox) return sandbox.saveTree(store, id);
     if (sandbox instanceof DockerSandbox) return sandbox.saveTree(store, id);
     return Promise.reject(new Error("not a sandbox of this docker runtime"));
   }

@@ -8,8 +8,7 @@ import {
   startImageContainer,
 } from "./image-container.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
-import { readSnapshotTar } from "./snapshot-store.ts";
-import { enterDirectory } from "./snapshot-tar.ts";
+import { enterDirectory, snapshotAsTar } from "./snapshot-tar.ts";
 import type { AcquireOptions, TaskFiles } from "./types.ts";
 
 /** True when the task brings its own image (`environment.image` or `environment.build`). */
@@ -29,8 +28,10 @@ export interface ImageDefaults {
  * The docker runtime's sandboxes of tasks with their own image (Harbor's shape): the image built or found once
  * per task on this engine, a fresh container per sandbox (never pooled: the whole filesystem is the agent's
  * state), forks as a commit of the live container and a new container of it. A stored snapshot
- * (`DockerRuntime.saveSnapshot`) is the WORKDIR's tar and the shell's directory: what lies outside the WORKDIR is
- * the image's again after a restore (a fork, made in the same process, carries the whole filesystem).
+ * (`DockerRuntime.saveSnapshot`, `ImageSandbox.saveTree`) is a tree on this machine of the WORKDIR, /tmp, /var/tmp
+ * and the task's writable dirs, of which only what changed since the sandbox's last one left the container (a full
+ * WORKDIR tar where the image lacks GNU find and tar), and the shell's directory: any other path is the image's
+ * again after a restore, on any Docker host (a fork, made in the same process, carries the whole filesystem).
  */
 export class ImageSandboxes {
   private readonly plans = new Map<string, Promise<ImagePlan>>();
@@ -88,15 +89,16 @@ export class ImageSandboxes {
 
   /**
    * A fresh container of the task's image; with `snapshot` or a stored `restore` (read before any container
-   * starts: a missing one throws `SnapshotUnavailableError`), its WORKDIR laid from that tar and the shell in the
-   * snapshot's directory (the WORKDIR when that is gone).
+   * starts: a missing one throws `SnapshotUnavailableError`), its WORKDIR laid from that tar (a tree's packed here,
+   * its outside dirs laid too) and the shell in the snapshot's directory (the WORKDIR when that is gone).
    */
   async acquire(files: TaskFiles, options: AcquireOptions): Promise<ImageSandbox> {
-    const snapshot = options.restore ? await readSnapshotTar(options.restore) : options.snapshot;
+    const snapshot = options.restore ? await snapshotAsTar(options.restore) : options.snapshot;
     const plan = await this.plan(files);
     const { container, keep } = await startImageContainer(this.docker, plan, plan.image, options.rolloutId);
     const box = new ImageSandbox(this.docker, container, keep, plan, files, options.rolloutId);
-    const started = await this.started(box, { fresh: snapshot === undefined, snapshot });
+    const tree = options.restore?.format === "tree" ? options.restore : undefined;
+    const started = await this.started(box, { fresh: snapshot === undefined, snapshot, tree });
     if (!options.restore) return started;
     try {
       await enterDirectory(started, options.restore.cwd);

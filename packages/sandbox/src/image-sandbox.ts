@@ -14,7 +14,11 @@ import {
   putFolders,
   startImageContainer,
 } from "./image-container.ts";
+import { ImageSnapshots, restoreImageOutside } from "./image-snapshot.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
+import type { SnapshotHandle } from "./snapshot-handle.ts";
+import type { SnapshotStore } from "./snapshot-store.ts";
+import { saveTarSnapshot } from "./snapshot-tar.ts";
 import type {
   EvaluationOutput,
   EvaluationRequest,
@@ -44,6 +48,7 @@ export class ImageSandbox implements Sandbox {
   readonly workspace: string;
   private shell: ContainerShell | undefined;
   private cwd: string;
+  private readonly stored: ImageSnapshots;
 
   constructor(
     private readonly docker: Docker,
@@ -58,19 +63,32 @@ export class ImageSandbox implements Sandbox {
     this.id = container.id.slice(0, 12);
     this.workspace = plan.workdir;
     this.cwd = plan.workdir;
+    this.stored = new ImageSnapshots(container, keep, plan);
   }
 
   /**
    * Makes the environment's directories, lays the bundle's `workspace/` (when it has files) or `snapshot` into
-   * the WORKDIR, locks the read-only paths, and starts the agent's shell in `cwd`.
+   * the WORKDIR, locks the read-only paths, and starts the agent's shell in `cwd`. A `snapshot` packed from the
+   * stored tree `tree` (made on this machine) is then owned by the agent, and the tree's outside dirs laid out.
    */
-  async init(options: { snapshot?: Uint8Array; fresh: boolean; cwd?: string }): Promise<void> {
+  async init(options: {
+    snapshot?: Uint8Array;
+    fresh: boolean;
+    cwd?: string;
+    tree?: SnapshotHandle;
+  }): Promise<void> {
     const dirs = this.plan.dirs.map(shellQuote).join(" ");
     if (dirs) await rootScript(this.container, `mkdir -p ${dirs} && chmod 777 ${dirs}`, CONTROL_TIMEOUT_MS);
     const ws = shellQuote(this.workspace);
     if (options.snapshot) {
       await rootScript(this.container, `rm -rf ${ws} && mkdir -p ${ws}`, CONTROL_TIMEOUT_MS);
       await this.put(options.snapshot, this.workspace);
+      if (options.tree) {
+        await rootScript(this.container, `chown -hR ${shellQuote(this.plan.user)} ${ws}`, CONTROL_TIMEOUT_MS);
+        await restoreImageOutside(this.container, this.plan, options.tree, (script) =>
+          rootScript(this.container, script, CONTROL_TIMEOUT_MS),
+        );
+      }
     } else if (options.fresh && entries(join(this.files.dir, "workspace")).length > 0) {
       await rootScript(this.container, `mkdir -p ${ws}`, CONTROL_TIMEOUT_MS);
       await this.put(await tarOf(join(this.files.dir, "workspace")), this.workspace);
@@ -240,6 +258,15 @@ export class ImageSandbox implements Sandbox {
     } finally {
       await rootScript(this.container, `rm -f ${file}`, CONTROL_TIMEOUT_MS).catch(() => undefined);
     }
+  }
+
+  /**
+   * Stores the WORKDIR and the agent's outside dirs as a tree in `store` (`ImageSnapshots`: only what changed since
+   * this sandbox's last stored tree leaves the container); an image lacking the tools stores a full WORKDIR tar.
+   */
+  async saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+    if (await this.stored.available()) return this.stored.save(store, id, this.files, this.cwd);
+    return saveTarSnapshot(this, this.cwd, store, id);
   }
 
   async alive(): Promise<boolean> {

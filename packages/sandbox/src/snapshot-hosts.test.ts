@@ -7,6 +7,7 @@ import { DockerHostsRuntime } from "./docker-hosts.ts";
 import { SnapshotStore } from "./snapshot-store.ts";
 import { labelledContainers } from "./teardown.ts";
 import { contractTask } from "./testing/contract.ts";
+import { environmentTask } from "./testing/environment-contract.ts";
 import {
   copyImage,
   type SecondDockerd,
@@ -104,4 +105,54 @@ test.skipIf(problem !== undefined)(
     }
   },
   300_000,
+);
+
+test.skipIf(problem !== undefined)(
+  "a task image's snapshot saved on the main engine restores on the second dockerd (its image built there): WORKDIR, /tmp, the task's dirs",
+  async () => {
+    const d2 = second as SecondDockerd;
+    const files = environmentTask("docker", IMAGE);
+    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-snapshot-hosts-image-")));
+    const a = hostsRuntime({ url: MAIN, name: "main" });
+    const b = hostsRuntime({ url: d2.url, name: "second", tls: d2.tls });
+    try {
+      const box = await a.acquire(files, { rolloutId: "g1" });
+      await box.exec(
+        "head -c 2000000 /dev/urandom > big.bin; md5sum big.bin > big.md5; echo t > /tmp/t.txt; echo l > /logs/agent/l.txt",
+        30_000,
+      );
+      const first = await a.saveSnapshot(box, store, "g1-t0");
+      await box.exec("echo changed > from-image.txt; rm big.md5; mkdir -p sub && cd sub", 30_000);
+      const handle = JSON.parse(JSON.stringify(await a.saveSnapshot(box, store, "g1-t1")));
+      expect(handle.format).toBe("tree");
+      expect(handle.transferredBytes).toBeLessThan(100_000);
+      expect(await store.prune((h) => h.id === first.id)).toEqual([first.id]);
+      await a.release(box, true);
+      const there = await b.acquire(files, { rolloutId: "g2", restore: handle });
+      expect(
+        (
+          await there.exec(
+            "pwd; cd .. && cat from-image.txt /tmp/t.txt /logs/agent/l.txt; [ -e big.md5 ] || echo no-md5; md5sum big.bin | cut -c1-32",
+            30_000,
+          )
+        ).output,
+      ).toBe(
+        `${there.workspace}/sub\nchanged\nt\nl\nno-md5\n${new Bun.CryptoHasher("md5").update(await Bun.file(join(handle.path, "workspace", "big.bin")).arrayBuffer()).digest("hex")}\n`,
+      );
+      await b.release(there, true);
+    } finally {
+      await a.close();
+      await b.close();
+      files.remove();
+      rmSync(store.dir, { recursive: true, force: true });
+      for (const i of await docker.listImages({
+        filters: { reference: [`air-env-contract-${process.pid}`] },
+      }))
+        await docker
+          .getImage(i.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
+    }
+  },
+  600_000,
 );
