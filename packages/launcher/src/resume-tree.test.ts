@@ -3,7 +3,6 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { openStore, readRecordedRollouts, readTrajectory, tables } from "@air/logger-sqlite";
 import { eq } from "drizzle-orm";
-import { countRows, trainedSteps, turnFacts } from "./resume-kit.ts";
 import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
@@ -16,6 +15,7 @@ import {
   survivors,
   tempDir,
 } from "./test-helpers.ts";
+import { countRows, trainedSteps, turnFacts } from "./test-resume-kit.ts";
 
 afterEach(removeTempDirs);
 
