@@ -1,13 +1,12 @@
 import { Database } from "bun:sqlite";
-import { afterAll, afterEach, expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
   killEverything,
-  killSurvivors,
-  type LauncherRun,
+  killSurvivorsAfterEach,
   REPO_ROOT,
   removeTempDirs,
   startLauncher,
@@ -25,11 +24,7 @@ afterAll(removeTempDirs);
 const CONFIG = join(REPO_ROOT, "configs", "dataset", "debug.toml");
 /** Bound on waiting for a state of the run (busy 2-core CI machine). */
 const STATE_WAIT_MS = 180_000;
-let current: { run?: LauncherRun; runDir?: string } = {};
-afterEach(() => {
-  if (current.runDir) killSurvivors(current.run, current.runDir);
-  current = {};
-});
+const runs = killSurvivorsAfterEach();
 
 async function debugRun(extra: string[], env: Record<string, string>) {
   const out = tempDir("partial-ckpt");
@@ -83,7 +78,7 @@ test("trainer SIGKILLed after checkpoint 3's payload, before its .metadata, max_
     AIR_TINY_CKPT_STOP_ONCE: join(tempDir("stop-once"), "stopped"),
   });
   const run = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-  current = { run, runDir };
+  runs.current = { run, runDir };
   expect(await run.done).toBe(0);
   expect(run.stderr()).toContain("restarting the trainer (restart 1 of 1)");
   // STABLE 3 was there, its checkpoint was not: the restart loads checkpoint 2 and trains step 3 again
@@ -109,7 +104,7 @@ test("kill -9 of everything while checkpoint 3 has its payload and no .metadata,
     AIR_TINY_CKPT_STOP_ONCE: join(tempDir("stop-once"), "stopped"),
   });
   const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-  current = { run: first, runDir };
+  runs.current = { run: first, runDir };
   const deadline = Date.now() + STATE_WAIT_MS;
   while (
     !existsSync(checkpointFile(runDir, 3, "__0_0.distcp")) ||
@@ -129,7 +124,7 @@ test("kill -9 of everything while checkpoint 3 has its payload and no .metadata,
     cwd: out,
     timeoutMs: 300_000,
   });
-  current = { run: second, runDir };
+  runs.current = { run: second, runDir };
   expect(await second.done).toBe(0);
   // the weights of prime-rl step 3, set aside before the trainer trains step 3 again and rewrites its broadcast
   expect(second.stderr()).toContain(
@@ -145,7 +140,7 @@ test("kill -9 of everything while checkpoint 3 has its payload and no .metadata,
 test("a checkpoint save slower than the old 5 s metrics wait: every step still carries the trainer's loss", async () => {
   const { out, runDir, args } = await debugRun(["--run.max_steps=3"], { AIR_TINY_CKPT_SAVE_DELAY_S: "6" });
   const run = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-  current = { run, runDir };
+  runs.current = { run, runDir };
   expect(await run.done).toBe(0);
   expect(stepsWithLoss(runDir)).toEqual([0, 1, 2]);
   expect(run.stderr()).not.toContain("no trainer loss in its step line");

@@ -5,8 +5,7 @@ import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
   killEverything,
-  killSurvivors,
-  type LauncherRun,
+  killSurvivorsAfterEach,
   REPO_ROOT,
   removeTempDirs,
   startLauncher,
@@ -17,11 +16,7 @@ import {
 afterEach(removeTempDirs);
 
 const CONFIG = join(REPO_ROOT, "configs", "dataset", "debug.toml");
-let current: { run?: LauncherRun; runDir?: string } = {};
-afterEach(() => {
-  if (current.runDir) killSurvivors(current.run, current.runDir);
-  current = {};
-});
+const runs = killSurvivorsAfterEach();
 
 test("kill -9 of everything, then --resume: the prime-rl trainer (CPU stand-in) loads its checkpoint, every step trained once", async () => {
   const out = tempDir("ckpt");
@@ -35,7 +30,7 @@ test("kill -9 of everything, then --resume: the prime-rl trainer (CPU stand-in) 
     `--policy.base_url="http://127.0.0.1:${port}/v1"`,
   ];
   const first = startLauncher(args, { cwd: out, timeoutMs: 240_000 });
-  current = { run: first, runDir };
+  runs.current = { run: first, runDir };
   const deadline = Date.now() + 180_000;
   while ((readLastCompletedStep(runDir) ?? -1) < 2) {
     if (Date.now() > deadline || first.child.exitCode !== null)
@@ -47,7 +42,7 @@ test("kill -9 of everything, then --resume: the prime-rl trainer (CPU stand-in) 
   const stoppedAt = readLastCompletedStep(runDir) ?? -1;
 
   const second = startLauncher([...args, "--resume"], { cwd: out, timeoutMs: 240_000 });
-  current = { run: second, runDir };
+  runs.current = { run: second, runDir };
   expect(await second.done).toBe(0);
   expect(second.stderr()).toContain(`resuming ${runDir} at step ${stoppedAt + 1}`);
   const toml = readFileSync(join(runDir, "configs", "trainer.toml"), "utf8");

@@ -7,8 +7,7 @@ import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
   killEverything,
-  killSurvivors,
-  type LauncherRun,
+  killSurvivorsAfterEach,
   REPO_ROOT,
   removeTempDirs,
   startLauncher,
@@ -20,11 +19,7 @@ import { countRows, trainedSteps, turnFacts } from "./test-resume-kit.ts";
 afterEach(removeTempDirs);
 
 const CONFIG = join(REPO_ROOT, "configs", "quickstart.toml");
-let current: { run?: LauncherRun; runDir?: string } = {};
-afterEach(() => {
-  if (current.runDir) killSurvivors(current.run, current.runDir);
-  current = {};
-});
+const runs = killSurvivorsAfterEach();
 
 /** Rollouts of unfinished steps that have recorded turns and have not ended: what a kill would lose today. */
 const IN_FLIGHT = `SELECT count(*) AS n FROM trajectories t WHERE t.status = 'running' AND t.split = 'train'
@@ -58,7 +53,7 @@ test("kill -9 of everything mid-step, then --resume: in-flight rollouts continue
     `--policy.base_url="http://127.0.0.1:${port}/v1"`,
   ];
   const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-  current = { run: first, runDir };
+  runs.current = { run: first, runDir };
   const deadline = Date.now() + 240_000;
   while ((readLastCompletedStep(runDir) ?? -1) < 0 || inFlight(dbPath) < 3) {
     if (Date.now() > deadline || first.child.exitCode !== null)
@@ -95,7 +90,7 @@ test("kill -9 of everything mid-step, then --resume: in-flight rollouts continue
   before.delete(lostId);
 
   const second = startLauncher([...args, "--resume"], { cwd: out, timeoutMs: 300_000 });
-  current = { run: second, runDir };
+  runs.current = { run: second, runDir };
   expect(await second.done).toBe(0);
   expect(second.stderr()).toContain(`rollout ${lostId} (`);
   expect(second.stderr()).toMatch(
@@ -168,7 +163,7 @@ for (const maxSteps of [2, 1])
       `--policy.base_url="http://127.0.0.1:${port}/v1"`,
     ];
     const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-    current = { run: first, runDir };
+    runs.current = { run: first, runDir };
     const deadline = Date.now() + 240_000;
     while (inFlight(dbPath, EVAL_IN_FLIGHT) < 2) {
       if (Date.now() > deadline || first.child.exitCode !== null)
@@ -207,7 +202,7 @@ for (const maxSteps of [2, 1])
     expect(endedBefore.size).toBeGreaterThanOrEqual(1);
 
     const second = startLauncher([...args, "--resume"], { cwd: out, timeoutMs: 300_000 });
-    current = { run: second, runDir };
+    runs.current = { run: second, runDir };
     expect(await second.done).toBe(0);
     expect(second.stderr()).toContain(`the eval after step ${evalStep} was cut short: it runs again`);
     // one eval line per eval, the interrupted one's printed by the resumed run before its next step

@@ -7,8 +7,7 @@ import { readLastCompletedStep } from "./rundir.ts";
 import {
   freePort,
   killEverything,
-  killSurvivors,
-  type LauncherRun,
+  killSurvivorsAfterEach,
   REPO_ROOT,
   removeTempDirs,
   startLauncher,
@@ -20,11 +19,7 @@ import { countRows, trainedSteps, turnFacts } from "./test-resume-kit.ts";
 afterEach(removeTempDirs);
 
 const CONFIG = join(REPO_ROOT, "configs", "quickstart.toml");
-let current: { run?: LauncherRun; runDir?: string } = {};
-afterEach(() => {
-  if (current.runDir) killSurvivors(current.run, current.runDir);
-  current = {};
-});
+const runs = killSurvivorsAfterEach();
 
 /**
  * Children of a tree (a parent link) of an unfinished step with 1 or 2 of their 3 turns recorded and the env not
@@ -56,7 +51,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
     `--policy.base_url="http://127.0.0.1:${port}/v1"`,
   ];
   const first = startLauncher(args, { cwd: out, timeoutMs: 300_000 });
-  current = { run: first, runDir };
+  runs.current = { run: first, runDir };
   const deadline = Date.now() + 240_000;
   while ((readLastCompletedStep(runDir) ?? -1) < 0 || countRows(dbPath, CHILDREN_IN_FLIGHT) < 2) {
     if (Date.now() > deadline || first.child.exitCode !== null)
@@ -101,7 +96,7 @@ test("tree run (mlgym local): kill -9 of everything mid-tree, then --resume: rec
   before.delete(lostId);
 
   const second = startLauncher([...args, "--resume"], { cwd: out, timeoutMs: 300_000 });
-  current = { run: second, runDir };
+  runs.current = { run: second, runDir };
   expect(await second.done).toBe(0);
   expect(second.stderr()).toMatch(
     new RegExp(

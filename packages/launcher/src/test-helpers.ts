@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -237,4 +238,17 @@ export function killEverything(run: LauncherRun, runDir: string): void {
     try {
       process.kill(-g, "SIGKILL");
     } catch {}
+}
+
+/**
+ * The launcher run a test is watching (`runs.current = { run, runDir }`): after each test, whatever it left alive of
+ * that run is killed (`killSurvivors`), pass or fail.
+ */
+export function killSurvivorsAfterEach(): { current: { run?: LauncherRun; runDir?: string } } {
+  const runs: { current: { run?: LauncherRun; runDir?: string } } = { current: {} };
+  afterEach(() => {
+    if (runs.current.runDir) killSurvivors(runs.current.run, runs.current.runDir);
+    runs.current = {};
+  });
+  return runs;
 }

@@ -71,12 +71,24 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
   const restore = (handle: SnapshotHandle) =>
     ctx.runtime().acquire(ctx.files(), { rolloutId: ctx.rolloutId(), restore: handle });
 
-  test("stored snapshots: an unchanged big file is stored once; changed, deleted, renamed and mode-changed files restore exactly; the previous one pruned, the next is complete", async () => {
+  /** A sandbox of the task and a store of its own for `run`; both gone afterwards, whatever `run` did. */
+  const withStoredBox = async (
+    label: string,
+    run: (it: { runtime: Runtime; box: Sandbox; store: SnapshotStore; id: string }) => Promise<void>,
+  ): Promise<void> => {
     const runtime = ctx.runtime();
     const box = await runtime.acquire(ctx.files(), { rolloutId: ctx.rolloutId() });
-    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-contract-incremental-")));
-    const id = ctx.rolloutId();
+    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), `air-contract-${label}-`)));
     try {
+      await run({ runtime, box, store, id: ctx.rolloutId() });
+    } finally {
+      await runtime.release(box, true);
+      rmSync(store.dir, { recursive: true, force: true });
+    }
+  };
+
+  test("stored snapshots: an unchanged big file is stored once; changed, deleted, renamed and mode-changed files restore exactly; the previous one pruned, the next is complete", async () => {
+    await withStoredBox("incremental", async ({ runtime, box, store, id }) => {
       await box.exec(
         "head -c 3000000 /dev/urandom > big.bin; mkdir -p sub/deep empty; echo keep > keep.txt; echo c > change.txt; " +
           "echo g > gone.txt; echo m > move.txt; printf '#!/bin/sh\\necho ran\\n' > mode.sh; printf AAAA > same.txt; " +
@@ -120,19 +132,12 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       const h2 = await runtime.saveSnapshot(box, store, `${id}-t2`);
       if (ctx.transfers) expect(h2.transferredBytes).toBeGreaterThan(3_000_000);
       await restores(h2, at2, `${box.workspace}/sub`);
-    } finally {
-      await runtime.release(box, true);
-      rmSync(store.dir, { recursive: true, force: true });
-    }
+    });
   }, 240_000);
 
   test("stored snapshots never follow the agent's symlinks: links to root-only files, a file and a directory swapped for links, odd names", async () => {
-    const runtime = ctx.runtime();
-    const box = await runtime.acquire(ctx.files(), { rolloutId: ctx.rolloutId() });
-    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-contract-attack-")));
-    const id = ctx.rolloutId();
     const nl = `"$(printf 'new\\nline')"`;
-    try {
+    await withStoredBox("attack", async ({ runtime, box, store, id }) => {
       await box.exec(
         `echo plain > plain.txt; mkdir d; echo mine > d/passwd; ln -s /etc/shadow shadow; ln -s /var/lib/air air; ` +
           `ln -s /var/lib/air/snapshot/manifest manifest; ln /etc/shadow hard 2>/dev/null; printf x > ${nl}; ` +
@@ -178,18 +183,11 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       } finally {
         await runtime.release(copy, true);
       }
-    } finally {
-      await runtime.release(box, true);
-      rmSync(store.dir, { recursive: true, force: true });
-    }
+    });
   }, 240_000);
 
   test("stored snapshots carry the agent's /tmp and /var/tmp: modes and times come back as the agent's; links to root-only files stay links, a FIFO is left out", async () => {
-    const runtime = ctx.runtime();
-    const box = await runtime.acquire(ctx.files(), { rolloutId: ctx.rolloutId() });
-    const store = new SnapshotStore(mkdtempSync(join(tmpdir(), "air-contract-outside-")));
-    const id = ctx.rolloutId();
-    try {
+    await withStoredBox("outside", async ({ runtime, box, store, id }) => {
       const made = await box.exec(
         "mkdir -p /tmp/d/e && echo t > /tmp/d/e/f && chmod 604 /tmp/d/e/f && touch -d @981173106 /tmp/d/e/f && " +
           "chmod 711 /tmp/d && touch -d @981173000 /tmp/d && echo v > /var/tmp/v && ln /tmp/d/e/f /var/tmp/hl && " +
@@ -226,9 +224,6 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       } finally {
         await runtime.release(copy, true);
       }
-    } finally {
-      await runtime.release(box, true);
-      rmSync(store.dir, { recursive: true, force: true });
-    }
+    });
   }, 240_000);
 }
