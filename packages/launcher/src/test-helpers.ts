@@ -1,9 +1,9 @@
 import { afterEach } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freePort } from "@air/core/testing";
 import { type CheckResult, type PreflightOptions, preflightPlan, runPreflight } from "./preflight.ts";
 import { descendants, isAlive, type ProcInfo, processesWithEnv } from "./proc.ts";
 import { planOf } from "./run-plan.ts";
@@ -31,18 +31,8 @@ export function removeTempDirs(): void {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen({ host: "127.0.0.1", port: 0 }, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
+/** A port nothing listens on right now (`@air/core/testing`'s). */
+export { freePort };
 
 export interface RunFixture {
   dir: string;

@@ -1,7 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -40,18 +39,6 @@ afterEach(async () => {
  * A free port whose successor is free too (the ZMQ transport binds port and port + 1, late: at the first batch),
  * below the ephemeral range (32768+), where the policy's hundreds of outgoing connections would take it meanwhile.
  */
-async function freePortPair(): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((done) => {
-      const s = createServer().once("error", () => done(false));
-      s.listen(port, "127.0.0.1", () => s.close(() => done(true)));
-    });
-  for (;;) {
-    const port = 20_000 + 2 * Math.floor(Math.random() * 6_000);
-    if ((await free(port)) && (await free(port + 1))) return port;
-  }
-}
-
 interface Case {
   config: string;
   runName: string;
@@ -74,7 +61,7 @@ async function runConfig(
   const out = mkdtempSync(join(tmpdir(), "air-gpu-path-"));
   const runDir = join(out, c.runName);
   current = { out, runDir };
-  const zmqPort = await freePortPair();
+  const zmqPort = await freePort({ count: 2, range: [20_000, 32_000] });
   const other = async (not: number[]): Promise<number> => {
     for (;;) {
       const port = await freePort();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import { REPO_ROOT } from "@air/launcher/testing";
 import { openaiPolicyConfig, probeServer } from "@air/policy-openai";
 import { startTiny, TINY_SERVER_SCRIPT, type TinyProcess, tinyFiles, writeTinyConfig } from "@air/tiny";
@@ -35,7 +36,7 @@ async function startVllm(env: Record<string, string>): Promise<string> {
 
 beforeAll(async () => {
   const file = join(dir, "tiny.json");
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   writeTinyConfig(file, { port, commands: ["ls", "validate", "submit"], seed: 1, model_name: MODEL });
   primeRl = await startTiny(TINY_SERVER_SCRIPT, file, 60_000);
 }, 120_000);

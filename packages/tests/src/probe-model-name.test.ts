@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import { openaiPolicyConfig, probeServer } from "@air/policy-openai";
 import { startTiny, TINY_SERVER_SCRIPT, type TinyProcess, writeTinyConfig } from "@air/tiny";
 
@@ -16,7 +17,7 @@ let baseUrl = "";
 
 beforeAll(async () => {
   const file = join(dir, "tiny.json");
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort();
   writeTinyConfig(file, { port, commands: ["ls", "validate", "submit"], seed: 1, model_name: "served-name" });
   server = await startTiny(TINY_SERVER_SCRIPT, file, 60_000);
   baseUrl = `http://127.0.0.1:${port}/v1`;

@@ -1,22 +1,13 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import { startTiny, type TinyProcess } from "./process.ts";
 import { TINY_SERVER_SCRIPT, tinyFiles, writeTinyConfig } from "./scripts.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "air-tiny-router-"));
 let server: TinyProcess;
-
-async function freePort(): Promise<number> {
-  return await new Promise((done) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => done(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   const file = join(dir, "tiny.json");

@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import {
   encodeMicroBatches,
   encodeTrainingBatch,
@@ -44,14 +45,6 @@ const samples = [
   sample([2], [259, 258, 256], -1),
   sample([3, 4], [259], 0.5),
 ];
-
-/** Free TCP port for the ranks' rendezvous (torchrun's MASTER_PORT). */
-async function freePort(): Promise<number> {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
 
 /** Trains step 1 with `ranks` trainer processes, each given the environment torchrun gives a rank. */
 async function stepMetrics(

@@ -1,27 +1,9 @@
 import { expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import { ZmqMicroBatchSender } from "@air/trainer-prime-rl";
 
 const PY = join(import.meta.dir, "..", "py");
-
-/** Two consecutive free ports (data + READY). */
-async function freePorts(): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    const port = await new Promise<number>((done) =>
-      server.listen(0, "127.0.0.1", () => done((server.address() as { port: number }).port)),
-    );
-    server.close();
-    const next = createServer();
-    const ok = await new Promise<boolean>((done) => {
-      next.once("error", () => done(false));
-      next.listen(port + 1, "127.0.0.1", () => done(true));
-    });
-    next.close();
-    if (ok) return port;
-  }
-}
 
 /** The stand-in trainer's receiver for global `rank` of a `world`-rank trainer with context parallel `cp`. */
 function receiver(port: number, rank: number, world: number, cp: number) {
@@ -42,7 +24,7 @@ r.close()
 }
 
 test("cp = 2: both ranks of a data-parallel group subscribe to its data rank's topic, as prime-rl's receivers", async () => {
-  const port = await freePorts();
+  const port = await freePort({ count: 2 });
   const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });
   const ranks = [receiver(port, 0, 2, 2), receiver(port, 1, 2, 2)];
   try {

@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freePort } from "@air/core/testing";
 import { FULL_BYTES, LORA_BASE_BYTES, modelParameters } from "./ckpt-size.ts";
 
 const TORCHRUN = resolve(import.meta.dir, "..", "..", "..", "scripts", "torchrun-sid");
@@ -30,15 +30,6 @@ for p in model.parameters(): p.requires_grad_(p.dim() == 1)
 base = saved(torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3))
 print(json.dumps({"full": full, "frozen_base": base}))
 `;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await new Promise<number>((done) =>
-    server.listen(0, "127.0.0.1", () => done((server.address() as { port: number }).port)),
-  );
-  server.close();
-  return port;
-}
 
 test.skipIf(!haveSid)(
   "bytes per parameter: a real torch DCP save is 12 B (fp32 + AdamW) and 4 B for a frozen base, within 2%",

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
+import { freePort } from "@air/core/testing";
 import type Docker from "dockerode";
 
 export const REPO = resolve(import.meta.dir, "../../../..");
@@ -86,18 +86,8 @@ export async function leftovers(
   ];
 }
 
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
+/** A port nothing listens on right now (`@air/core/testing`'s). */
+export { freePort };
 
 export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

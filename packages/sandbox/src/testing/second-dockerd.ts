@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import type { Subprocess } from "bun";
 import Docker from "dockerode";
 
@@ -36,14 +37,6 @@ export function secondDockerdProblem(): string | undefined {
     if (Bun.which(program) === null) return `${program} not found`;
   }
   return undefined;
-}
-
-/** A TCP port nothing listens on now. */
-function freePort(): number {
-  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = listener.port;
-  listener.stop(true);
-  return port;
 }
 
 /**
@@ -133,7 +126,7 @@ export async function startSecondDockerd(timeoutMs = 60_000): Promise<SecondDock
     "-extfile",
     "client.ext",
   );
-  const port = freePort();
+  const port = await freePort();
   const url = `tcp://127.0.0.1:${port}`;
   const bridge = `airbr${port}`;
   for (const argv of [

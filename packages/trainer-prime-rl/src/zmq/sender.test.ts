@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@air/core/testing";
 import { encodeMicroBatches } from "../micro-batch.ts";
 import { packSamples } from "../pack.ts";
 import plugin from "../plugin.ts";
@@ -39,24 +39,6 @@ const script = join(dir, "peer.py");
 writeFileSync(script, PEER);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function freePort(): Promise<number> {
-  // Two consecutive free ports (data + READY).
-  for (;;) {
-    const server = createServer();
-    const port = await new Promise<number>((resolve) =>
-      server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)),
-    );
-    server.close();
-    const next = createServer();
-    const ok = await new Promise<boolean>((resolve) => {
-      next.once("error", () => resolve(false));
-      next.listen(port + 1, "127.0.0.1", () => resolve(true));
-    });
-    next.close();
-    if (ok) return port;
-  }
-}
-
 function peer(port: number, rank: number) {
   return Bun.spawn(["/usr/bin/python3", script, "localhost", String(port), String(rank)], {
     stdout: "pipe",
@@ -66,7 +48,7 @@ function peer(port: number, rank: number) {
 
 describe("ZMQ transport against libzmq (pyzmq) peers", () => {
   test("two trainer ranks: READY barrier, each rank gets only its own micro batches", async () => {
-    const port = await freePort();
+    const port = await freePort({ count: 2 });
     const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });
     const peers = [peer(port, 0), peer(port, 1)];
     try {
@@ -110,7 +92,7 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
   }, 40_000);
 
   test("context parallel 2: both cp ranks read data rank 0's topic; a late one is waited for, none hangs", async () => {
-    const port = await freePort();
+    const port = await freePort({ count: 2 });
     const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });
     const early = peer(port, 0);
     let late: ReturnType<typeof peer> | undefined;
@@ -148,7 +130,7 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
   }, 60_000);
 
   test("a rank that never joins: a timeout naming the endpoint and the missing rank", async () => {
-    const port = await freePort();
+    const port = await freePort({ count: 2 });
     const sender = await ZmqMicroBatchSender.bind({ host: "localhost", port });
     try {
       await expect(sender.waitReady(1, 300)).rejects.toThrow(
@@ -163,7 +145,7 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
   });
 
   test("a taken port fails at bind with the address", async () => {
-    const port = await freePort();
+    const port = await freePort({ count: 2 });
     const first = await ZmqMicroBatchSender.bind({ host: "localhost", port });
     try {
       await expect(ZmqMicroBatchSender.bind({ host: "localhost", port })).rejects.toThrow(
@@ -175,7 +157,7 @@ describe("ZMQ transport against libzmq (pyzmq) peers", () => {
   });
 
   test("the plugin over ZMQ: the trainer rank gets the step, STABLE gives the weights", async () => {
-    const port = await freePort();
+    const port = await freePort({ count: 2 });
     const ctx = testContext();
     const trainer = await plugin.create(
       plugin.configSchema.parse({ transport: "zmq", zmq_port: port, poll_ms: 10, metrics_wait_ms: 0 }),
