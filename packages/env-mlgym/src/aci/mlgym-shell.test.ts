@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LocalRuntime } from "@air/sandbox";
 import { BashSandbox } from "./bash-sandbox.ts";
 import type { MlgymAgent } from "./mlgym-agent.ts";
 import { commandDocs, parseToolCommands } from "./mlgym-agent.ts";
@@ -93,6 +94,36 @@ describe("MlgymToolsShell", () => {
       expect((await second.run('echo "$CURRENT_FILE:$CURRENT_LINE"', 5000)).output).toBe("/w/a.py:42");
     } finally {
       await fresh.close();
+    }
+  });
+
+  test("bwrap's home is not writable: the tools go to /tmp/mlgym-commands, one directory however often the shell is set up", async () => {
+    const root = mkdtempSync(join(tmpdir(), "air-mlgym-shell-bwrap-"));
+    const task = join(root, "task");
+    mkdirSync(join(task, "workspace"), { recursive: true });
+    const runtime = new LocalRuntime({ root: join(root, "sandboxes"), python: "/usr/bin/python3" });
+    try {
+      const box = await runtime.acquire({ key: "tools", dir: task, readOnly: [] }, { rolloutId: "r1" });
+      expect((await box.exec('[ -w "$HOME" ] || echo "home not writable"', 5000)).output).toBe(
+        "home not writable\n",
+      );
+      // a fresh MlgymToolsShell sets the tools up again, as after a replaced shell or a restore
+      for (let i = 0; i < 3; i++)
+        expect((await new MlgymToolsShell(box, agent()).run("hello you", 5000)).output).toBe(
+          "hello you from air",
+        );
+      expect((await box.exec("ls -d /tmp/mlgym-commands*", 5000)).output).toBe("/tmp/mlgym-commands\n");
+      await box.exec("rm -rf /tmp/mlgym-commands && ln -s /tmp/elsewhere /tmp/mlgym-commands", 5000);
+      expect((await new MlgymToolsShell(box, agent()).run("hello link", 5000)).output).toBe(
+        "hello link from air",
+      );
+      expect((await box.exec("ls -d /tmp/mlgym-commands.*", 5000)).output).toMatch(
+        /^\/tmp\/mlgym-commands\.\w{6}\n$/,
+      );
+      await runtime.release(box, true);
+    } finally {
+      await runtime.close();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -91,9 +91,11 @@ export class MlgymToolsShell {
 
   /** Installs the tools in the shell (again after the shell was replaced), with {@link carry}'s file and line. */
   async setup(): Promise<void> {
-    // MLGym's place ($HOME/commands), or a fresh directory in /tmp when the home is not writable.
+    // MLGym's place ($HOME/commands); when the home is not writable (bwrap's), /tmp/mlgym-commands — the same one
+    // each time the shell is replaced or restored, not one more per setup — or, when that is taken, a fresh one.
+    const usable = (dir: string) => `{ mkdir -p ${dir} && [ -w ${dir} ] && [ ! -L ${dir} ]; } 2>/dev/null`;
     await this.must(
-      '__air_tools="$HOME/commands"; { mkdir -p "$__air_tools" && [ -w "$__air_tools" ]; } 2>/dev/null || __air_tools="$(mktemp -d /tmp/mlgym-commands.XXXXXX)"',
+      `__air_tools="$HOME/commands"; ${usable('"$__air_tools"')} || { __air_tools=/tmp/mlgym-commands; ${usable("$__air_tools")}; } || __air_tools="$(mktemp -d /tmp/mlgym-commands.XXXXXX)"`,
     );
     const dir = '"$__air_tools"';
     await this.must(`touch ${dir}/__init__.py && export PATH="$PATH:$__air_tools"`);
