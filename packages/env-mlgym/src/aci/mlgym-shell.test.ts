@@ -120,7 +120,7 @@ describe("MlgymToolsShell", () => {
       expect((await box.exec("ls -d /tmp/mlgym-commands.*", 5000)).output).toMatch(
         /^\/tmp\/mlgym-commands\.\w{6}\n$/,
       );
-      await runtime.release(box, true);
+      await runtime.release(box);
     } finally {
       await runtime.close();
       rmSync(root, { recursive: true, force: true });
