@@ -114,6 +114,13 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
   const bases = second.db.select({ base: turnResume.promptIdsBase }).from(turnResume).all();
   expect(bases.map((b) => b.base)).toEqual([0, 6, 0, 6, 0, 0]);
 
+  // the loop takes each kept rollout up again before the step ends (unstarted ones go at step:end)
+  for (const [id, at] of [
+    ["s3-r0", 4],
+    ["s3-r2", 1],
+    ["s3-r3", 1],
+  ] as const)
+    second.hooks["rollout:start"]({ rolloutId: id, ...start, resumedAt: at });
   // its step ends: kept (a kill while it trains resumes at step 3 again); its weights arrive: gone
   second.hooks["step:end"]({
     step: 3,
@@ -203,5 +210,66 @@ test("a tree node comes back with its parent link (stored from its rollout:start
   expect(second.recorded.get("s3-r0")?.parent).toBeUndefined();
   expect(second.recorded.get("s3-r1")?.stopReason).toBeUndefined();
   expect(second.recorded.get("s3-r1")?.parent).toEqual(parent);
+  second.close();
+});
+
+test("a kept rollout that no rollout:start took up by its step's end (a tree grown again, smaller) goes, with a warning; none stays running", () => {
+  const file = join(dir, "unresumed.db");
+  const runDir = join(dir, "unresumed");
+  const first = new RunRecorder(openStore(file), { flushRows: 1, flushMs: 5 }, { name: "r", runDir });
+  const start = { exampleId: "ex", task: "t", groupId: "3:ex", step: 3, policyVersion: 3, attempt: 0 };
+  const point: ResumePoint = { state: { turn: 0 }, done: false, initialMessages: initial };
+  for (const id of ["s3-r0", "s3-r1", "s3-r2"]) {
+    first.hooks["rollout:start"]({ rolloutId: id, ...start });
+    first.hooks["turn:end"]({ rolloutId: id, step: 3, turn: turnAt(0, undefined), point });
+  }
+  first.writer.flush();
+  first.db.$client.close();
+
+  const second = new RunRecorder(
+    openStore(file),
+    { flushRows: 1, flushMs: 5 },
+    { name: "r", runDir, resume: { startStep: 3, rollouts: true } },
+  );
+  expect(second.continued?.kept).toEqual(["s3-r0", "s3-r1", "s3-r2"]);
+  second.hooks["step:start"]({ step: 3, policyVersion: 3 });
+  // s3-r0 continues, s3-r1 starts over under its id; s3-r2 is never started again
+  second.hooks["rollout:start"]({ rolloutId: "s3-r0", ...start, resumedAt: 1 });
+  second.hooks["rollout:start"]({ rolloutId: "s3-r1", ...start });
+  for (const id of ["s3-r0", "s3-r1"])
+    second.hooks["rollout:end"]({
+      trajectory: makeTrajectory({ id, step: 3, groupId: "3:ex", turns: [turnAt(0, undefined)] }),
+    });
+  const rows = () =>
+    second.db.$client
+      .query<{ id: string; status: string }, []>(
+        "SELECT rollout_id AS id, status FROM trajectories ORDER BY 1",
+      )
+      .all();
+  second.writer.flush();
+  expect(rows().map((r) => r.id)).toEqual(["s3-r0", "s3-r1", "s3-r2"]);
+  second.hooks["step:end"]({
+    step: 3,
+    trajectories: [],
+    batch: { schemaVersion: SCHEMA_VERSION, step: 3, samples: [], metrics: {} },
+    metrics: {},
+    warnings: [],
+  });
+  second.writer.flush();
+  expect(rows()).toEqual([
+    { id: "s3-r0", status: "done" },
+    { id: "s3-r1", status: "done" },
+  ]);
+  const count = (table: string) =>
+    second.db.$client
+      .query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${table} WHERE rollout_id = ?1`)
+      .get("s3-r2")?.n;
+  expect([count("turns"), count("turn_resume")]).toEqual([0, 0]);
+  const warning = second.db.$client
+    .query<{ message: string }, []>("SELECT message FROM logs WHERE level = 'warn' AND source = 'sqlite'")
+    .all();
+  expect(warning.map((w) => w.message)).toEqual([
+    "dropped 1 recorded rollout(s) the resume did not continue: s3-r2",
+  ]);
   second.close();
 });

@@ -207,6 +207,7 @@ export class RunRecorder {
         this.queue(() => this.write.samples(chunk));
       }
       this.queue(() => this.write.stepEnd(stepRow));
+      this.dropUnresumed(e.step);
       this.pushMetrics(e.step, e.metrics, "step");
       for (const message of e.warnings)
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
@@ -234,6 +235,7 @@ export class RunRecorder {
         recordEvaluations(this.db, this.runId, rows);
         for (const rolloutId of ids) this.write.deleteTurnResume({ runId: this.runId, rolloutId });
       });
+      this.dropUnresumed(e.step);
       this.writer.flush();
     },
     "weights:updated": (e) => {
@@ -294,6 +296,28 @@ export class RunRecorder {
   /** Whether this run recorded the end of the eval after `step` (`PluginBase.evalRecorded`, read on `rl --resume`). */
   evalRecorded(step: number): boolean {
     return evalRecorded(this.db, this.runId, step);
+  }
+
+  /**
+   * The rollouts kept for `rl --resume` (`recorded`) of steps up to `step` that no rollout:start took up by that
+   * step's (or eval's) end: the loop did not continue them (a tree that started over and grew fewer nodes). Their
+   * rows, turns and points go, with a warning naming them, so none stays "running".
+   */
+  private dropUnresumed(step: number): void {
+    const stale = [...this.recorded.values()].filter((r) => r.step <= step).map((r) => r.rolloutId);
+    if (stale.length === 0) return;
+    for (const id of stale) this.recorded.delete(id);
+    const message = `dropped ${stale.length} recorded rollout(s) the resume did not continue: ${stale.join(", ")}`;
+    const log = { runId: this.runId, level: "warn", source: "sqlite", message, timeMs: Date.now() };
+    this.queue(() => {
+      for (const rolloutId of stale) {
+        const row = { runId: this.runId, rolloutId };
+        this.write.deleteTurns(row);
+        this.write.deleteTurnResume(row);
+        this.write.deleteTrajectory(row);
+      }
+      this.write.log(log);
+    });
   }
 
   private pushMetrics(step: number, values: Record<string, number>, source: "step" | "trainer"): void {

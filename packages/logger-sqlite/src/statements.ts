@@ -207,6 +207,11 @@ export function prepareStatements(db: StoreDb) {
         ),
       ),
     ),
+    deleteTrajectory: compileWrite(client, trajectories, ["runId", "rolloutId"], (p) =>
+      db
+        .delete(trajectories)
+        .where(and(eq(trajectories.runId, p.runId), eq(trajectories.rolloutId, p.rolloutId))),
+    ),
     deleteTurnResume: compileWrite(client, turnResume, ["runId", "rolloutId"], (p) =>
       db.delete(turnResume).where(and(eq(turnResume.runId, p.runId), eq(turnResume.rolloutId, p.rolloutId))),
     ),
