@@ -306,6 +306,14 @@ test("a tree that had ended before the kill is taken as recorded: no env opened 
   expect(resumed.warnings).toEqual([]);
   for (const t of nodes) expect(t.turns).toEqual(uninterrupted.find((u) => u.id === t.id)!.turns);
   expect(resumed.dropped.sort()).toEqual(nodes.map((t) => t.id).sort());
+  // a recorded node that cannot be placed (its parent unknown) and is not needed again: its states go too
+  const ghost = { ...recorded[1]!, rolloutId: "s0-r99", parent: { trajectoryId: "s0-gone", turnIndex: 2 } };
+  const third = await setup(1);
+  await third.grow([...recorded, ghost]);
+  expect(third.warnings).toEqual([
+    "tree rollouts s0-r99 (nb0) start over: their parent node was not recorded",
+  ]);
+  expect(third.dropped.sort()).toEqual([...nodes.map((t) => t.id), "s0-r99"].sort());
 });
 
 test("a root that branched before its first turn (branch_turns = [0]) is rebuilt from its children; a missing child starts from a fresh session", async () => {

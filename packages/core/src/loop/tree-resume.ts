@@ -68,6 +68,8 @@ export async function resumeTree(g: TreeGrowth, recorded: RecordedRollout[]): Pr
     ...restarted.map((id) => g.growRoot(id)),
     ...Array.from({ length: fresh }, () => g.growRoot()),
   ]);
+  // recorded nodes no node took up again (a tree grown again with fewer nodes): their states go too
+  for (const id of g.spareIds.splice(0)) await g.dropRecordedState(id);
 }
 
 /**
