@@ -42,6 +42,14 @@ function turnAt(i: number, previous: Turn | undefined): Turn {
   });
 }
 
+/** kill -9 of `first` (no rollout:end, no run:end), then `rl --resume` at step 3 with durable rollouts. */
+function killAndResume(first: RunRecorder, file: string, runDir: string): RunRecorder {
+  first.writer.flush();
+  first.db.$client.close();
+  const resume = { startStep: 3, rollouts: true };
+  return new RunRecorder(openStore(file), { flushRows: 1, flushMs: 5 }, { name: "r", runDir, resume });
+}
+
 test("a killed run's in-flight rollout comes back with every turn as recorded: prompts, token ids, logprobs, versions, point", () => {
   const file = join(dir, "air.db");
   const first = new RunRecorder(openStore(file), { flushRows: 1, flushMs: 5 }, { name: "r", runDir: dir });
@@ -75,14 +83,7 @@ test("a killed run's in-flight rollout comes back with every turn as recorded: p
       trajectory: makeTrajectory({ id, step: 3, groupId: "3:ex", stopReason, turns: [turn] }),
     });
   }
-  first.writer.flush();
-  first.db.$client.close(); // kill -9: no rollout:end, no run:end
-
-  const second = new RunRecorder(
-    openStore(file),
-    { flushRows: 1, flushMs: 5 },
-    { name: "r", runDir: dir, resume: { startStep: 3, rollouts: true } },
-  );
+  const second = killAndResume(first, file, dir);
   expect(second.continued?.kept).toEqual(["s3-r0", "s3-r2", "s3-r3"]);
   expect(second.recorded.get("s3-r2")?.stopReason).toBe("max_turns");
   expect(second.recorded.get("s3-r3")?.stopReason).toBeUndefined();
@@ -197,14 +198,7 @@ test("a tree node comes back with its parent link (stored from its rollout:start
       turns: [root],
     }),
   });
-  first.writer.flush();
-  first.db.$client.close();
-
-  const second = new RunRecorder(
-    openStore(file),
-    { flushRows: 1, flushMs: 5 },
-    { name: "r", runDir, resume: { startStep: 3, rollouts: true } },
-  );
+  const second = killAndResume(first, file, runDir);
   expect(second.continued?.kept).toEqual(["s3-r0", "s3-r1"]);
   expect(second.recorded.get("s3-r0")?.stopReason).toBe("branched");
   expect(second.recorded.get("s3-r0")?.parent).toBeUndefined();
@@ -223,14 +217,7 @@ test("a kept rollout that no rollout:start took up by its step's end (a tree gro
     first.hooks["rollout:start"]({ rolloutId: id, ...start });
     first.hooks["turn:end"]({ rolloutId: id, step: 3, turn: turnAt(0, undefined), point });
   }
-  first.writer.flush();
-  first.db.$client.close();
-
-  const second = new RunRecorder(
-    openStore(file),
-    { flushRows: 1, flushMs: 5 },
-    { name: "r", runDir, resume: { startStep: 3, rollouts: true } },
-  );
+  const second = killAndResume(first, file, runDir);
   expect(second.continued?.kept).toEqual(["s3-r0", "s3-r1", "s3-r2"]);
   second.hooks["step:start"]({ step: 3, policyVersion: 3 });
   // s3-r0 continues, s3-r1 starts over under its id; s3-r2 is never started again

@@ -1,9 +1,10 @@
 import type { EventHandlers, RecordedRollout, Turn } from "@air/core";
-import { type EvaluationResult, recordEvaluations } from "./evaluations.ts";
+import { recordEvaluations } from "./evaluations.ts";
 import type { StoreDb } from "./open.ts";
 import { readRecordedRollouts } from "./recorded.ts";
 import { type ContinuedRun, continueRun, evalRecorded } from "./resume.ts";
 import { sampleRow, trajectoryRow, turnOutcomeRow, turnResumeRow, turnRow } from "./rows.ts";
+import { evaluationRows, metricRowsOf, processRow, sandboxRow } from "./rows-run.ts";
 import { runs } from "./schema.ts";
 import { prepareStatements, SAMPLE_CHUNK, type Statements } from "./statements.ts";
 import { BatchWriter, type BatchWriterOptions } from "./writer.ts";
@@ -213,20 +214,8 @@ export class RunRecorder {
         this.queue(() => this.write.warning({ runId: this.runId, step: e.step, message }));
     },
     "eval:end": (e) => {
-      const metricRows = this.metricRows(e.step, e.metrics, "eval");
-      const rows: EvaluationResult[] = [];
-      const policy = `v${e.policyVersion}`;
-      for (const [name, value] of Object.entries(e.metrics)) {
-        const m = /^eval\/(.+)\/reward\/mean$/.exec(name);
-        if (m) rows.push({ task: m[1]!, policy, step: e.step, metric: "reward/mean", value });
-      }
-      rows.push({
-        task: "all",
-        policy,
-        step: e.step,
-        metric: "reward/mean",
-        value: e.metrics["eval/reward/mean"] ?? 0,
-      });
+      const metricRows = metricRowsOf(this.runId, e.step, e.metrics, "eval");
+      const rows = evaluationRows(e.step, e.policyVersion, e.metrics);
       const ids = e.trajectories.map((t) => t.id);
       // One op, written at once: the evaluations rows say the eval ended (`evalRecorded`), so a kill leaves all of
       // it or none; the eval's resume points go with them (the loop drops its states once this resolves).
@@ -262,26 +251,11 @@ export class RunRecorder {
       this.queue(() => this.write.log(row));
     },
     "sandbox:state": (e) => {
-      const row = {
-        runId: this.runId,
-        sandboxId: e.id,
-        rolloutId: e.rolloutId ?? null,
-        state: e.state,
-        command: e.command ?? null,
-        host: e.host ?? null,
-        updatedAt: Date.now(),
-      };
+      const row = sandboxRow(this.runId, e);
       this.queue(() => this.write.sandbox(row));
     },
     "process:state": (e) => {
-      const row = {
-        runId: this.runId,
-        role: e.role,
-        pid: e.pid ?? null,
-        state: e.state,
-        logPath: e.logPath ?? null,
-        updatedAt: Date.now(),
-      };
+      const row = processRow(this.runId, e);
       this.queue(() => this.write.process(row));
     },
   };
@@ -321,12 +295,7 @@ export class RunRecorder {
   }
 
   private pushMetrics(step: number, values: Record<string, number>, source: "step" | "trainer"): void {
-    for (const row of this.metricRows(step, values, source)) this.queue(() => this.write.metric(row));
-  }
-
-  private metricRows(step: number, values: Record<string, number>, source: "step" | "trainer" | "eval") {
-    return Object.entries(values)
-      .filter(([, value]) => Number.isFinite(value))
-      .map(([name, value]) => ({ runId: this.runId, step, name, value, source }));
+    for (const row of metricRowsOf(this.runId, step, values, source))
+      this.queue(() => this.write.metric(row));
   }
 }
