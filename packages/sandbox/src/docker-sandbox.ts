@@ -21,6 +21,7 @@ import {
 } from "./docker-snapshot.ts";
 import { onlyFileOfTar } from "./docker-tar.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
+import { readExports } from "./shell-exports.ts";
 import type { SnapshotHandle } from "./snapshot-handle.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
 import type {
@@ -270,13 +271,14 @@ export class DockerSandbox implements Sandbox {
   /**
    * Stores the workspace as a complete tree in `store` (`DeltaSnapshots`): the container sends what changed since
    * this sandbox's last stored snapshot, the rest is hard-linked from it on this machine; the agent's /tmp and
-   * /var/tmp are stored beside it (`outside/<i>`), whole.
+   * /var/tmp are stored beside it (`outside/<i>`), whole; the shell's directory and exported variables in the handle.
    */
-  saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
+  async saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     const files = this.files;
     if (!files) throw new Error("sandbox has no task");
+    const exports = await readExports(this);
     const { workspace, cwd } = this;
-    return this.stored.save(store, id, { files, workspace, user: this.options.user, cwd });
+    return this.stored.save(store, id, { files, workspace, user: this.options.user, cwd, exports });
   }
 
   /** The engine's tar of `path` in the container (`getArchive`: not through a shell, whose output is capped). */

@@ -130,6 +130,8 @@ export interface SnapshotSource {
   workspace: string;
   user: string;
   cwd: string;
+  /** The agent shell's exported variables (`readExports`). */
+  exports?: string;
 }
 
 /**
@@ -210,6 +212,7 @@ export class DeltaSnapshots {
       format: "tree",
       path,
       cwd: source.cwd,
+      ...(source.exports !== undefined && { exports: source.exports }),
       outside: [...place.outside],
       transferredBytes: delta.length,
     });

@@ -6,8 +6,9 @@ import { sandboxHostConfig } from "./image-container.ts";
 import { ImageSandboxes, isImageTask } from "./image-runtime.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
 import { runProcess } from "./process.ts";
+import { carryExports } from "./shell-exports.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
-import { enterDirectory, snapshotAsTar } from "./snapshot-tar.ts";
+import { restoreShell, snapshotAsTar } from "./snapshot-tar.ts";
 import { containerLabels } from "./teardown.ts";
 import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
@@ -55,7 +56,7 @@ export class DockerRuntime implements Runtime {
     this.busy.add(sandbox);
     try {
       await sandbox.reset(files, restored ?? options, await this.bundle(files, sandbox));
-      if (options.restore) await enterDirectory(sandbox, options.restore.cwd);
+      if (options.restore) await restoreShell(sandbox, options.restore);
     } catch (error) {
       this.busy.delete(sandbox);
       void this.destroy(sandbox);
@@ -67,12 +68,20 @@ export class DockerRuntime implements Runtime {
 
   /**
    * A copy of live `from` (tree rollouts): a task with its own image forks as a commit of the container and a
-   * new container of it (the whole filesystem); a workspace task as a new sandbox of `from`'s snapshot.
+   * new container of it (the whole filesystem); a workspace task as a new sandbox of `from`'s snapshot. Its shell
+   * gets `from`'s exported variables.
    */
   async fork(from: Sandbox, files: TaskFiles, options: AcquireOptions): Promise<Sandbox> {
     if (this.closed) throw new Error("docker runtime is closed");
-    if (from instanceof ImageSandbox) return this.announce(await this.images.fork(from, options), options);
-    return this.acquire(files, { ...options, snapshot: await from.snapshot() });
+    const box =
+      from instanceof ImageSandbox
+        ? this.announce(await this.images.fork(from, options), options)
+        : await this.acquire(files, { ...options, snapshot: await from.snapshot() });
+    await carryExports(from, box).catch(async (error) => {
+      await this.release(box, true);
+      throw error;
+    });
+    return box;
   }
 
   private announce(sandbox: Sandbox, options: AcquireOptions): Sandbox {

@@ -8,7 +8,7 @@ import {
   startImageContainer,
 } from "./image-container.ts";
 import { ImageSandbox } from "./image-sandbox.ts";
-import { enterDirectory, snapshotAsTar } from "./snapshot-tar.ts";
+import { restoreShell, snapshotAsTar } from "./snapshot-tar.ts";
 import type { AcquireOptions, TaskFiles } from "./types.ts";
 
 /** True when the task brings its own image (`environment.image` or `environment.build`). */
@@ -101,7 +101,7 @@ export class ImageSandboxes {
     const started = await this.started(box, { fresh: snapshot === undefined, snapshot, tree });
     if (!options.restore) return started;
     try {
-      await enterDirectory(started, options.restore.cwd);
+      await restoreShell(started, options.restore);
     } catch (error) {
       await this.release(started);
       throw error;

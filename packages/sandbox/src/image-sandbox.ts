@@ -16,6 +16,7 @@ import {
 } from "./image-container.ts";
 import { ImageSnapshots, restoreImageOutside } from "./image-snapshot.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
+import { readExports } from "./shell-exports.ts";
 import type { SnapshotHandle } from "./snapshot-handle.ts";
 import type { SnapshotStore } from "./snapshot-store.ts";
 import { saveTarSnapshot } from "./snapshot-tar.ts";
@@ -265,7 +266,8 @@ export class ImageSandbox implements Sandbox {
    * this sandbox's last stored tree leaves the container); an image lacking the tools stores a full WORKDIR tar.
    */
   async saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
-    if (await this.stored.available()) return this.stored.save(store, id, this.files, this.cwd);
+    if (await this.stored.available())
+      return this.stored.save(store, id, this.files, this.cwd, await readExports(this));
     return saveTarSnapshot(this, this.cwd, store, id);
   }
 

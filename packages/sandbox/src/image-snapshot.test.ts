@@ -80,7 +80,10 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
     expect(first.format).toBe("tree");
     expect(first.outside).toEqual(["/tmp", "/var/tmp", "/logs/agent", "/logs/verifier"]);
     expect(first.transferredBytes ?? 0).toBeGreaterThan(3_000_000);
-    await out(box, "echo a2 > keep.txt; rm gone.txt; echo new > sub/n; echo t2 > /tmp/t.txt; cd sub");
+    await out(
+      box,
+      "echo a2 > keep.txt; rm gone.txt; echo new > sub/n; echo t2 > /tmp/t.txt; cd sub; export VENV=/opt/v",
+    );
     const handle = stored(await runtime.saveSnapshot(box, store, "i-t1"));
     // big.bin stayed in the container: linked from the first tree on this machine
     expect(handle.transferredBytes ?? Number.POSITIVE_INFINITY).toBeLessThan(200_000);
@@ -94,9 +97,9 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
         await out(
           there,
           "pwd; cat f n; cd .. && cat keep.txt && stat -c %a keep.txt; [ -e gone.txt ] && echo gone-is-back; " +
-            "cat from-image.txt /tmp/t.txt /logs/agent/l.txt; md5sum -c big.md5",
+            "cat from-image.txt /tmp/t.txt /logs/agent/l.txt; md5sum -c big.md5; printenv VENV",
         ),
-      ).toBe(`${there.workspace}/sub\nc\nnew\na2\n640\nimage\nt2\nlog\nbig.bin: OK\n`);
+      ).toBe(`${there.workspace}/sub\nc\nnew\na2\n640\nimage\nt2\nlog\nbig.bin: OK\n/opt/v\n`);
       await other.release(there, true);
     } finally {
       await other.close();
@@ -147,12 +150,12 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
     const task = { ...bare, key: `${bare.key}-no-find` };
     try {
       const box = await runtime.acquire(task, { rolloutId: `i${++n}` });
-      await out(box, "echo kept > kept.txt");
+      await out(box, "echo kept > kept.txt; export KEPT=1");
       const handle = await runtime.saveSnapshot(box, store, "f-t0");
       expect(handle.format).toBe("tar");
       await runtime.release(box, true);
       const there = await runtime.acquire(task, { rolloutId: `i${++n}`, restore: handle });
-      expect(await out(there, "cat kept.txt from-image.txt")).toBe("kept\nimage\n");
+      expect(await out(there, "cat kept.txt from-image.txt; printenv KEPT")).toBe("kept\nimage\n1\n");
       await runtime.release(there, true);
     } finally {
       bare.remove();

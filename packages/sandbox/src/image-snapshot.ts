@@ -81,8 +81,15 @@ export class ImageSnapshots {
     return this.probed;
   }
 
-  save(store: SnapshotStore, id: string, files: TaskFiles, cwd: string): Promise<SnapshotHandle> {
-    return this.deltas.save(store, id, { files, workspace: this.plan.workdir, user: this.plan.user, cwd });
+  save(
+    store: SnapshotStore,
+    id: string,
+    files: TaskFiles,
+    cwd: string,
+    exports?: string,
+  ): Promise<SnapshotHandle> {
+    const { workdir: workspace, user } = this.plan;
+    return this.deltas.save(store, id, { files, workspace, user, cwd, exports });
   }
 
   /**

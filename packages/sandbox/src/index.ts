@@ -58,6 +58,7 @@ export {
   type ShellResult,
   shellQuote,
 } from "./shell.ts";
+export { applyExports, carryExports, parseExports, readExports } from "./shell-exports.ts";
 export {
   ofRollout,
   type SessionSnapshots,
@@ -65,7 +66,7 @@ export {
   snapshotId,
 } from "./snapshot-rollout.ts";
 export { SnapshotStore, SnapshotUnavailableError, sweepIncomplete } from "./snapshot-store.ts";
-export { enterDirectory } from "./snapshot-tar.ts";
+export { restoreShell } from "./snapshot-tar.ts";
 export {
   containerLabels,
   labelledContainers,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { killGroup, removeTree, runProcess } from "./process.ts";
 import { execWithTimeout, SentinelShell } from "./shell.ts";
 import { readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
-import { enterDirectory, saveTarSnapshot } from "./snapshot-tar.ts";
+import { restoreShell, saveTarSnapshot } from "./snapshot-tar.ts";
 import type {
   AcquireOptions,
   EvaluationOutput,
@@ -66,7 +66,7 @@ export class UnsandboxedRuntime implements Runtime {
     const sandbox = new PlainSandbox(id, dir, workspace, bin, files, this.options);
     await sandbox.startShell(workspace);
     this.live.add(sandbox);
-    if (options.restore) await enterDirectory(sandbox, options.restore.cwd);
+    if (options.restore) await restoreShell(sandbox, options.restore);
     this.options.onState?.({ id, rolloutId: options.rolloutId, state: "ready" });
     return sandbox;
   }

@@ -14,6 +14,7 @@ import type { SandboxHost } from "./local-host.ts";
 import { LocalSandbox } from "./local-sandbox.ts";
 import { chownTree } from "./process.ts";
 import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
+import { applyExports, carryExports, readExports } from "./shell-exports.ts";
 import { assertRestorable, readSnapshotTar, type SnapshotStore } from "./snapshot-store.ts";
 import type { AcquireOptions, Runtime, Sandbox, SnapshotHandle, TaskFiles } from "./types.ts";
 
@@ -114,6 +115,11 @@ export class LocalRuntime implements Runtime {
         : { tar: await readSnapshotTar(options.restore), cwd: options.restore.cwd }
       : options.snapshot && { tar: options.snapshot };
     sandbox ??= await this.prepare(files, from);
+    if (options.restore?.exports !== undefined)
+      await applyExports(sandbox, options.restore.exports).catch((error) => {
+        this.remove(sandbox as LocalSandbox);
+        throw error;
+      });
     this.live.add(sandbox);
     if (stage && !this.closed) this.stage(files);
     this.options.onState?.({ id: sandbox.id, rolloutId: options.rolloutId, state: "ready" });
@@ -140,6 +146,7 @@ export class LocalRuntime implements Runtime {
     try {
       await sandbox.copyFrom(parent);
       await placeholders(sandbox.hostWorkspace, sandbox.shared);
+      await carryExports(parent, sandbox);
     } catch (error) {
       this.remove(sandbox);
       throw error;
@@ -152,14 +159,23 @@ export class LocalRuntime implements Runtime {
 
   /**
    * Stores `sandbox`'s workspace, its /tmp and the task's writable dirs as trees of reflinked (or copied) files,
-   * and its shell's directory (`LocalSandbox.saveTree`); restored by `acquire(files, { restore })`.
+   * its shell's directory and exported variables (`LocalSandbox.saveTree`, `readExports`); restored by
+   * `acquire(files, { restore })`.
    */
   async saveSnapshot(sandbox: Sandbox, store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     const local = sandbox as LocalSandbox;
     const path = await store.place(id, "tree");
     const cwd = local.currentCwd;
+    const exports = await readExports(local);
     const outside = await local.saveTree(path);
-    return store.commit({ id, format: "tree", path, cwd, outside });
+    return store.commit({
+      id,
+      format: "tree",
+      path,
+      cwd,
+      outside,
+      ...(exports !== undefined && { exports }),
+    });
   }
 
   /** Keeps one blank sandbox of `files` staged for the next fork. */

@@ -15,6 +15,11 @@ export interface SnapshotHandle {
   /** The agent shell's working directory when it was taken. */
   cwd: string;
   /**
+   * The agent shell's exported variables when it was taken, as bash's `export -p` printed them (`readExports`); a
+   * restore exports them again and unsets those it did not have. Absent: none carried (older snapshots).
+   */
+  exports?: string;
+  /**
    * Trees only: directories outside the workspace stored too, as the agent sees them (local: its `/tmp`, the task's
    * writable `environment.dirs`; docker: `/tmp`, `/var/tmp`); `path` then holds `workspace/` and `outside/<i>/` for
    * the i-th. Absent: `path` is the workspace itself (tars, and trees stored before these were carried).

@@ -30,6 +30,7 @@ export const snapshotHandleSchema: z.ZodType<SnapshotHandle> = z.object({
   format: z.enum(["tree", "tar"]),
   path: z.string(),
   cwd: z.string(),
+  exports: z.string().optional(),
   outside: z.array(z.string()).optional(),
   bytes: z.number(),
   createdAtMs: z.number(),

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runProcess } from "./process.ts";
 import { shellQuote } from "./shell.ts";
+import { applyExports, readExports } from "./shell-exports.ts";
 import {
   assertRestorable,
   readSnapshotTar,
@@ -11,7 +12,7 @@ import {
 import type { Sandbox, SnapshotHandle } from "./types.ts";
 
 /**
- * Saves a workspace tar (`Sandbox.snapshot`) and the shell's directory `cwd` into `store` (the docker runtimes and
+ * Saves a workspace tar (`Sandbox.snapshot`), the shell's directory `cwd` and exported variables into `store` (the docker runtimes and
  * the unsandboxed one): the tar lives on this machine, so any runtime, on any Docker host, restores it.
  */
 export async function saveTarSnapshot(
@@ -20,13 +21,22 @@ export async function saveTarSnapshot(
   store: SnapshotStore,
   id: string,
 ): Promise<SnapshotHandle> {
+  const exports = await readExports(sandbox);
   const path = await store.place(id, "tar");
   await writeFile(path, await sandbox.snapshot(), { mode: 0o600 });
-  return store.commit({ id, format: "tar", path, cwd });
+  return store.commit({ id, format: "tar", path, cwd, ...(exports !== undefined && { exports }) });
 }
 
-/** Puts a restored sandbox's shell into the snapshot's directory (the workspace when that is gone). */
-export async function enterDirectory(sandbox: Sandbox, cwd: string): Promise<void> {
+/**
+ * Gives a restored sandbox's shell the snapshot's exported variables (`applyExports`) and puts it into the
+ * snapshot's directory (the workspace when that is gone).
+ */
+export async function restoreShell(
+  sandbox: Sandbox,
+  from: Pick<SnapshotHandle, "cwd" | "exports">,
+): Promise<void> {
+  if (from.exports !== undefined) await applyExports(sandbox, from.exports);
+  const cwd = from.cwd;
   if (cwd === sandbox.workspace) return;
   const out = await sandbox.exec(`cd -- ${shellQuote(cwd)} 2>/dev/null; true`, 30_000);
   if (out.exitCode !== 0) throw new Error(`cannot enter ${cwd} in the restored sandbox: ${out.output}`);

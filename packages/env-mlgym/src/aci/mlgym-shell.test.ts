@@ -113,6 +113,7 @@ describe("MlgymToolsShell", () => {
           "hello you from air",
         );
       expect((await box.exec("ls -d /tmp/mlgym-commands*", 5000)).output).toBe("/tmp/mlgym-commands\n");
+      expect((await box.exec('echo "$PATH" | tr : "\\n" | grep -c mlgym-commands', 5000)).output).toBe("1\n");
       await box.exec("rm -rf /tmp/mlgym-commands && ln -s /tmp/elsewhere /tmp/mlgym-commands", 5000);
       expect((await new MlgymToolsShell(box, agent()).run("hello link", 5000)).output).toBe(
         "hello link from air",

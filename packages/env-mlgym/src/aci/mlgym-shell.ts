@@ -98,7 +98,10 @@ export class MlgymToolsShell {
       `__air_tools="$HOME/commands"; ${usable('"$__air_tools"')} || { __air_tools=/tmp/mlgym-commands; ${usable("$__air_tools")}; } || __air_tools="$(mktemp -d /tmp/mlgym-commands.XXXXXX)"`,
     );
     const dir = '"$__air_tools"';
-    await this.must(`touch ${dir}/__init__.py && export PATH="$PATH:$__air_tools"`);
+    // on PATH once: a restored shell comes back with the PATH it had (exported variables are carried)
+    await this.must(
+      `touch ${dir}/__init__.py && case ":$PATH:" in *":$__air_tools:"*) ;; *) export PATH="$PATH:$__air_tools" ;; esac`,
+    );
     const write = (name: string, contents: string) =>
       this.must(
         `printf '%s' '${Buffer.from(contents).toString("base64")}' | base64 -d > ${dir}/${shellQuote(name)}`,

@@ -226,4 +226,44 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       }
     });
   }, 240_000);
+
+  test("exported variables come back in a restore and a fork, values literal (quotes, $, newlines); one unset since is unset", async () => {
+    await withStoredBox("exports", async ({ runtime, box, store, id }) => {
+      const odd = `a "b" \\c $HOME \`id\` $(id)\nnext line`;
+      await box.exec(
+        `export AIR_ODD=${shellQuote(odd)} AIR_PLAIN=1 PATH="/opt/venv/bin:$PATH"; export AIR_BARE; unset -v LANG; ` +
+          "export() { echo 'declare -x AIR_FORGED=\"1\"'; }; AIR_LOCAL=not-exported",
+        30_000,
+      );
+      // what a child process of the shell gets: exported variables only
+      const shown = (names: string) =>
+        `printenv PATH | cut -d: -f1; for v in ${names}; do printenv $v || echo "($v unset)"; done; declare -p AIR_BARE`;
+      const all = "AIR_ODD AIR_PLAIN LANG AIR_FORGED AIR_LOCAL";
+      const want = `/opt/venv/bin\n${odd}\n1\n(LANG unset)\n(AIR_FORGED unset)\n(AIR_LOCAL unset)\ndeclare -x AIR_BARE\n`;
+      expect((await box.exec(shown(all), 30_000)).output).toBe(want);
+      const handle = await runtime.saveSnapshot(box, store, `${id}-t0`);
+      await box.exec("unset -f export; export AIR_PLAIN=2 AIR_LATER=x", 30_000);
+      const copy = await restore(JSON.parse(JSON.stringify(handle)) as SnapshotHandle);
+      try {
+        expect((await copy.exec(shown(`${all} AIR_LATER`), 30_000)).output).toBe(
+          want.replace("declare", "(AIR_LATER unset)\ndeclare"),
+        );
+        // shell variables (not exported) and functions are not carried
+        expect((await copy.exec("[ -v AIR_LOCAL ] || echo none; type -t export", 30_000)).output).toBe(
+          "none\nbuiltin\n",
+        );
+      } finally {
+        await runtime.release(copy, true);
+      }
+      if (!runtime.fork) return;
+      const child = await runtime.fork(box, ctx.files(), { rolloutId: ctx.rolloutId() });
+      try {
+        expect((await child.exec(shown("AIR_PLAIN AIR_LATER LANG"), 30_000)).output).toBe(
+          "/opt/venv/bin\n2\nx\n(LANG unset)\ndeclare -x AIR_BARE\n",
+        );
+      } finally {
+        await runtime.release(child, true);
+      }
+    });
+  }, 120_000);
 }

@@ -209,12 +209,12 @@ export function environmentSuite(subject: ContractSubject, kind: "docker" | "loc
       }
     }, 300_000);
 
-    test("forks: each sibling starts from the parent's state; no sibling sees another's files", async () => {
+    test("forks: each sibling starts from the parent's state (files, exported variables); no sibling sees another's files", async () => {
       expect(runtime.fork).toBeDefined();
       const parent = await acquire();
       const siblings: Sandbox[] = [];
       try {
-        await out(parent, "mkdir -p sub && echo shared > sub/state.txt");
+        await out(parent, "mkdir -p sub && echo shared > sub/state.txt && export FROM_PARENT=1");
         for (const i of [1, 2])
           siblings.push(
             await (runtime.fork as NonNullable<Runtime["fork"]>)(parent, files, { rolloutId: `e-fork${i}` }),
@@ -224,7 +224,9 @@ export function environmentSuite(subject: ContractSubject, kind: "docker" | "loc
         await out(b, "echo b > sub/only-b.txt");
         await out(parent, "echo p > sub/only-parent.txt");
         expect(await out(a, "cd sub && ls && cat state.txt")).toBe("only-a.txt\nstate.txt\na\n");
-        expect(await out(b, "cd sub && ls && cat state.txt")).toBe("only-b.txt\nstate.txt\nshared\n");
+        expect(await out(b, "cd sub && ls && cat state.txt && printenv FROM_PARENT")).toBe(
+          "only-b.txt\nstate.txt\nshared\n1\n",
+        );
         expect(await out(parent, "cd sub && ls && cat state.txt")).toBe(
           "only-parent.txt\nstate.txt\nshared\n",
         );
