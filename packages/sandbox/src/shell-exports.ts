@@ -30,10 +30,10 @@ const NAMED: Record<string, string> = {
 function ansiC(body: string): string {
   const bytes: number[] = [];
   const text = (t: string) => bytes.push(...new TextEncoder().encode(t));
-  const escape =
+  const escapes =
     /\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.)|([\s\S]))/g;
   let at = 0;
-  for (const m of body.matchAll(escape)) {
+  for (const m of body.matchAll(escapes)) {
     text(body.slice(at, m.index));
     at = m.index + m[0].length;
     const [, octal, hex, u4, u8, control, other] = m;
