@@ -26,7 +26,7 @@ for (const runtime of ["local", "docker"] as const) {
         await session.step({
           text: "",
           command:
-            "mkdir -p sub && echo one > sub/f.txt && chmod 600 sub/f.txt && echo t > /tmp/t.txt && export KEPT=1",
+            "mkdir -p sub && echo one > sub/f.txt && chmod 600 sub/f.txt && echo t > /tmp/t.txt && export KEPT=1 && LOST=2",
         });
         await session.step({ text: "", command: "cd sub" });
         await session.step({ text: "", command: "open f.txt" });
@@ -45,9 +45,9 @@ for (const runtime of ["local", "docker"] as const) {
         expect(seen.observation).toStartWith("/home/agent/workspace/sub\none\n600\n");
         expect(seen.observation).toContain("(Current Step: 4,");
         expect(seen.observation).toContain("(Open file: /home/agent/workspace/sub/f.txt)");
-        // no runtime carries the shell's variables; both carry /tmp (packages/sandbox/README.md)
-        const outside = await restored.step({ text: "", command: 'echo "[$KEPT]"; cat /tmp/t.txt' });
-        expect(outside.observation).toStartWith("[]\nt\n");
+        // every runtime carries the shell's exported variables (not the others) and /tmp (packages/sandbox/README.md)
+        const outside = await restored.step({ text: "", command: 'echo "[$KEPT][$LOST]"; cat /tmp/t.txt' });
+        expect(outside.observation).toStartWith("[1][]\nt\n");
         await restored.dropState!();
         await restored.close();
         const { path } = parseState(state).snapshot;
