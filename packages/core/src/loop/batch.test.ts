@@ -78,4 +78,21 @@ describe("buildBatch", () => {
     expect(batch.samples.map((s) => s.advantages)).toEqual([[0, 0, 2]]);
     expect(batch.metrics["batch/zero_advantage_dropped_frac"]).toBe(0.5);
   });
+
+  test("rollouts that ended before their first turn are counted and named with their stop reason", () => {
+    const none = (id: string) => ({ ...trajectory(id, "g", 0, []), stopReason: "context_length" as const });
+    const { batch, warnings } = buildBatch({
+      step: 3,
+      trajectories: [none("a"), none("b")],
+      failedGroups: "drop",
+      filterZeroAdvantages: false,
+      advantage,
+      strategy,
+    });
+    expect(batch.metrics["rollout/no_turn_frac"]).toBe(1);
+    const why =
+      "2 of 2 rollouts ended before their first turn (context_length 2: the first prompt (system prompt, demonstrations, task) does not fit the model's context window)";
+    expect(warnings).toContain(`step 3: the batch has no samples: ${why}`);
+    expect(warnings[0]).toEndWith(`${why}.`);
+  });
 });

@@ -69,6 +69,8 @@ export function buildBatch(input: BatchInput): BatchOutput {
   metrics["rollout/tool_error_frac"] = count((t) => t.turns.some((x) => x.toolError));
   metrics["rollout/evaluation_error_frac"] = count((t) => t.turns.some((x) => x.evaluationError));
   metrics["rollout/max_turns_frac"] = count((t) => t.stopReason === "max_turns");
+  metrics["rollout/no_turn_frac"] = count((t) => t.turns.length === 0);
+  const noTurn = beforeFirstTurn(used);
   metrics["rollout/timeouts"] = used.filter((t) =>
     t.turns.some((x) => TIMEOUT.test(x.toolError ?? "")),
   ).length;
@@ -82,6 +84,7 @@ export function buildBatch(input: BatchInput): BatchOutput {
         : []),
       ...(produces.parseErrors ? [`${pct(metrics["rollout/parse_error_frac"])} had format errors`] : []),
       `${pct(metrics["rollout/evaluation_error_frac"])} had evaluation errors`,
+      ...(noTurn ? [noTurn] : []),
     ];
     warnings.push(
       `step ${step}: every group has zero reward variance, so every advantage is 0 and the loss will be 0. ` +
@@ -120,7 +123,8 @@ export function buildBatch(input: BatchInput): BatchOutput {
   metrics["batch/loss_tokens"] = samples.reduce((a, s) => a + s.lossMask.reduce((x, y) => x + y, 0), 0);
   const lags = samples.map((s) => step - s.policyVersion);
   addSummary(metrics, "off_policy/lag", lags);
-  if (samples.length === 0) warnings.push(`step ${step}: the batch has no samples`);
+  if (samples.length === 0)
+    warnings.push(`step ${step}: the batch has no samples${noTurn ? `: ${noTurn}` : ""}`);
   return { batch: { schemaVersion: SCHEMA_VERSION, step, samples, metrics }, groups, warnings };
 }
 
@@ -134,6 +138,24 @@ function fillAdvantages(sample: Sample, perTurn: number[]): void {
 
 /** How a tool error says a command hit its timeout. */
 const TIMEOUT = /timed out|timeout/i;
+
+/**
+ * How many rollouts ended before their first turn, and why (their stop reasons): a first prompt longer than the
+ * model's context window ends every rollout at once, and nothing else says so.
+ * @example beforeFirstTurn(used) // "8 of 8 rollouts ended before their first turn (context_length 8: …)"
+ */
+function beforeFirstTurn(used: Trajectory[]): string | undefined {
+  const none = used.filter((t) => t.turns.length === 0);
+  if (none.length === 0) return undefined;
+  const reasons = new Map<string, number>();
+  for (const t of none)
+    reasons.set(t.stopReason ?? "unknown", (reasons.get(t.stopReason ?? "unknown") ?? 0) + 1);
+  const listed = [...reasons].map(([reason, n]) => `${reason} ${n}`).join(", ");
+  const hint = reasons.has("context_length")
+    ? ": the first prompt (system prompt, demonstrations, task) does not fit the model's context window"
+    : "";
+  return `${none.length} of ${used.length} rollouts ended before their first turn (${listed}${hint})`;
+}
 
 function pct(x: number | undefined): string {
   return `${Math.round((x ?? 0) * 100)}%`;

@@ -17,6 +17,7 @@ export const FLAT_REWARD_METRICS = [
   "batch/samples",
   "batch/zero_advantage_dropped_frac",
   "rollout/max_turns_frac",
+  "rollout/no_turn_frac",
   "rollout/timeouts",
 ];
 

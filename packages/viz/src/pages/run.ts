@@ -69,6 +69,7 @@ export function runPage(db: StoreDb, run: RunRow): Html {
           "rollout/parse_error_frac",
           "rollout/evaluation_error_frac",
           "rollout/max_turns_frac",
+          "rollout/no_turn_frac",
         ],
         { unit: "percent" },
       ),
