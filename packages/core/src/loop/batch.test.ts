@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { makeTrajectory, makeTurn } from "../testing/builders.ts";
-import type { Trajectory, Turn } from "../types.ts";
+import type { Group, Trajectory, Turn } from "../types.ts";
 import { buildBatch } from "./batch.ts";
 
 function turn(index: number, extra: Partial<Turn> = {}): Turn {
@@ -77,6 +77,17 @@ describe("buildBatch", () => {
     });
     expect(batch.samples.map((s) => s.advantages)).toEqual([[0, 0, 2]]);
     expect(batch.metrics["batch/zero_advantage_dropped_frac"]).toBe(0.5);
+    // a flat group: every sample dropped, and the warning says so
+    const flat = [trajectory("a", "g", 1, [turn(0)]), trajectory("b", "g", 1, [turn(0)])];
+    const zero = (groups: Group[]) => ({
+      values: groups.map((g) => g.trajectories.map((t) => t.turns.map(() => 0))),
+      metrics: {},
+    });
+    const input = { failedGroups: "drop" as const, filterZeroAdvantages: true, strategy };
+    const { warnings } = buildBatch({ ...input, step: 2, trajectories: flat, advantage: { compute: zero } });
+    expect(warnings).toContain(
+      "step 2: the batch has no samples: all 2 sample(s) had advantage 0 everywhere and were dropped (orchestrator.filter_zero_advantages)",
+    );
   });
 
   test("rollouts that ended before their first turn are counted and named with their stop reason", () => {

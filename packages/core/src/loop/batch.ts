@@ -123,8 +123,17 @@ export function buildBatch(input: BatchInput): BatchOutput {
   metrics["batch/loss_tokens"] = samples.reduce((a, s) => a + s.lossMask.reduce((x, y) => x + y, 0), 0);
   const lags = samples.map((s) => step - s.policyVersion);
   addSummary(metrics, "off_policy/lag", lags);
-  if (samples.length === 0)
-    warnings.push(`step ${step}: the batch has no samples${noTurn ? `: ${noTurn}` : ""}`);
+  if (samples.length === 0) {
+    const why = [
+      ...(noTurn ? [noTurn] : []),
+      ...(zeroDropped > 0
+        ? [
+            `all ${zeroDropped} sample(s) had advantage 0 everywhere and were dropped (orchestrator.filter_zero_advantages)`,
+          ]
+        : []),
+    ];
+    warnings.push(`step ${step}: the batch has no samples${why.length ? `: ${why.join("; ")}` : ""}`);
+  }
   return { batch: { schemaVersion: SCHEMA_VERSION, step, samples, metrics }, groups, warnings };
 }
 
