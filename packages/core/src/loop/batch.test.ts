@@ -88,6 +88,12 @@ describe("buildBatch", () => {
     expect(warnings).toContain(
       "step 2: the batch has no samples: all 2 sample(s) had advantage 0 everywhere and were dropped (orchestrator.filter_zero_advantages)",
     );
+    // a strategy that dropped every sample as too long
+    const long = { toSamples: () => ({ samples: [], metrics: { overlong_dropped: 1 } }) };
+    const dropped = buildBatch({ ...input, step: 4, trajectories, advantage, strategy: long });
+    expect(dropped.warnings).toContain(
+      "step 4: the batch has no samples: 2 sample(s) longer than the strategy's seq_len were dropped",
+    );
   });
 
   test("rollouts that ended before their first turn are counted and named with their stop reason", () => {

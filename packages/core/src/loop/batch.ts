@@ -124,8 +124,10 @@ export function buildBatch(input: BatchInput): BatchOutput {
   const lags = samples.map((s) => step - s.policyVersion);
   addSummary(metrics, "off_policy/lag", lags);
   if (samples.length === 0) {
+    const overlong = metrics["strategy/overlong_dropped"] ?? 0;
     const why = [
       ...(noTurn ? [noTurn] : []),
+      ...(overlong > 0 ? [`${overlong} sample(s) longer than the strategy's seq_len were dropped`] : []),
       ...(zeroDropped > 0
         ? [
             `all ${zeroDropped} sample(s) had advantage 0 everywhere and were dropped (orchestrator.filter_zero_advantages)`,
