@@ -100,11 +100,11 @@ export async function createHarborEnvironment(
     keepStates: async (rolloutIds) => {
       // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
       await sweepIncomplete(snapshots);
-      await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
+      await snapshots.prune((name) => !rolloutIds.some((id) => ofRollout(id, name)));
     },
     // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
     dropStates: async (rolloutIds) => {
-      await snapshots.prune((h) => rolloutIds.some((id) => ofRollout(id, h.id)));
+      await snapshots.prune((name) => rolloutIds.some((id) => ofRollout(id, name)));
     },
     // rl --resume: a new sandbox from the recorded snapshot (files, modes, directory), the agent's time taken over
     async restore(example, info) {

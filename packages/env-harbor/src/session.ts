@@ -276,7 +276,7 @@ export class HarborSession implements EnvSession {
       snaps.store,
       snapshotId(snaps.rolloutId, turnIndex),
     );
-    await snaps.store.prune((h) => ofRollout(snaps.rolloutId, h.id, turnIndex - 1));
+    await snaps.store.prune((id) => ofRollout(snaps.rolloutId, id, turnIndex - 1));
     return stateJson({ snapshot, usedMs: this.usedMs });
   }
 
@@ -285,7 +285,7 @@ export class HarborSession implements EnvSession {
     const snaps = this.options.snapshots;
     if (!snaps) return;
     for (const store of [snaps.store, this.restoredFrom])
-      await store?.prune((h) => ofRollout(snaps.rolloutId, h.id));
+      await store?.prune((id) => ofRollout(snaps.rolloutId, id));
   }
   private restoredFrom: SnapshotStore | undefined;
 

@@ -167,11 +167,11 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
     keepStates: async (rolloutIds) => {
       // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
       await sweepIncomplete(snapshots);
-      await snapshots.prune((h) => !rolloutIds.some((id) => ofRollout(id, h.id)));
+      await snapshots.prune((name) => !rolloutIds.some((id) => ofRollout(id, name)));
     },
     // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
     dropStates: async (rolloutIds) => {
-      await snapshots.prune((h) => rolloutIds.some((id) => ofRollout(id, h.id)));
+      await snapshots.prune((name) => rolloutIds.some((id) => ofRollout(id, name)));
     },
     // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
     async restore(example, info) {

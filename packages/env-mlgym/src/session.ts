@@ -162,7 +162,7 @@ export class MlgymSession implements EnvSession {
     if (!snaps) throw new Error("this mlgym session was opened without a snapshot store");
     const id = snapshotId(snaps.rolloutId, turnIndex);
     const snapshot = await this.runtime.saveSnapshot(this.sandbox, snaps.store, id);
-    await snaps.store.prune((h) => ofRollout(snaps.rolloutId, h.id, turnIndex - 1));
+    await snaps.store.prune((id) => ofRollout(snaps.rolloutId, id, turnIndex - 1));
     return stateJson({ snapshot, session: this.state(), lastScore: this.lastScore ?? null });
   }
 
@@ -171,7 +171,7 @@ export class MlgymSession implements EnvSession {
     const snaps = this.options.snapshots;
     if (!snaps) return;
     for (const store of [snaps.store, this.restoredFrom])
-      await store?.prune((h) => ofRollout(snaps.rolloutId, h.id));
+      await store?.prune((id) => ofRollout(snaps.rolloutId, id));
   }
   private restoredFrom: SnapshotStore | undefined;
 

@@ -88,7 +88,7 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
     // big.bin stayed in the container: linked from the first tree on this machine
     expect(handle.transferredBytes ?? Number.POSITIVE_INFINITY).toBeLessThan(200_000);
     await runtime.release(box, true);
-    expect(await store.prune((h) => h.id === first.id)).toEqual([first.id]);
+    expect(await store.prune((id) => id === first.id)).toEqual([first.id]);
     // a runtime of its own (as after a crash): nothing but the stored tree is read
     const other = makeRuntime();
     try {

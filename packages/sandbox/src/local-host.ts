@@ -1,4 +1,6 @@
-import type { BwrapSpec } from "./bwrap.ts";
+import { chmod, chown, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type BwrapSpec, groupFor, passwdFor } from "./bwrap.ts";
 
 /** What a `LocalSandbox` needs from its runtime: host paths, identities and limits. */
 export interface SandboxHost {
@@ -33,4 +35,35 @@ export interface SandboxHost {
   /** Host directories mounted writable in the agent's sandbox (the environment's `dirs`). */
   dirs: { src: string; dest: string }[];
   onState?: (state: { id: string; rolloutId?: string; state: string; command?: string }) => void;
+}
+
+/** A new sandbox's host directories: its own, the workspace, passwd and group files, /tmp and the writable dirs. */
+export type HostDirs = Pick<SandboxHost, "dir" | "workspace" | "passwd" | "group" | "tmp" | "dirs">;
+
+/**
+ * Makes the host directories of sandbox `id` under `root` (0700; /tmp 1777; the environment's writable `dirs`
+ * owned by `uid` as root), with passwd and group files naming `agentId`.
+ * @example const dirs = await makeHostDirs("/srv/sandboxes", "local-1-ab12cd", { uid, agentId, asRoot, dirs: ["/logs"] });
+ */
+export async function makeHostDirs(
+  root: string,
+  id: string,
+  o: { uid: number; agentId: number; asRoot: boolean; dirs: string[] },
+): Promise<HostDirs> {
+  const dir = join(root, id);
+  const workspace = join(dir, "workspace");
+  await mkdir(workspace, { recursive: true, mode: 0o700 });
+  const passwd = join(dir, "passwd");
+  await writeFile(passwd, passwdFor(o.agentId));
+  const group = join(dir, "group");
+  await writeFile(group, groupFor(o.agentId));
+  const tmp = join(dir, "tmp");
+  await mkdir(tmp);
+  await chmod(tmp, 0o1777);
+  const dirs = o.dirs.map((dest, i) => ({ src: join(dir, `dir-${i}`), dest }));
+  for (const d of dirs) {
+    await mkdir(d.src, { mode: 0o700 });
+    if (o.asRoot) await chown(d.src, o.uid, o.uid);
+  }
+  return { dir, workspace, passwd, group, tmp, dirs };
 }

@@ -247,9 +247,9 @@ export class LocalSandbox implements Sandbox {
    * `dest`, owned by air (`LocalRuntime.saveSnapshot`, `saveSandboxTree`), while the sandbox's processes are stopped,
    * in this process (reflinks where the filesystem has them, else copies; modes and times kept, symlinks never
    * followed); a file unchanged since this sandbox's last snapshot (inode, change time, size) is a hard link to it.
-   * Returns the stored outside paths (`SnapshotHandle.outside`).
+   * Returns the stored outside paths (`SnapshotHandle.outside`) and the stored bytes.
    */
-  async saveTree(dest: string): Promise<string[]> {
+  async saveTree(dest: string): Promise<{ outside: string[]; bytes: number }> {
     const skip = new Set(this.shared.filter((s) => !s.path.includes("/")).map((s) => s.path));
     await mkdir(dest, { mode: 0o700 });
     // without root every sandbox runs as air's uid: only the bwrap's descendants are stopped, never air itself

@@ -167,7 +167,7 @@ describe.skipIf(skip !== undefined)(
           "readlink /tmp/shadow /tmp/store /tmp/run; cat \"$(printf '/tmp/odd/a\\nb')\" '/tmp/odd/-x y'; ls /tmp/fifo /tmp/sock 2>&1 | wc -l; cat /tmp/shadow >/dev/null 2>&1 || echo unreadable",
         ),
       ).toBe(`/etc/shadow\n${links.store}\n${links.run}\nnl\nsp\n2\nunreadable\n`);
-      await store.prune((h) => h.id.startsWith("attack-"));
+      await store.prune((id) => id.startsWith("attack-"));
     }, 180_000);
 
     // SnapshotStore.commit counts stored bytes without following links (Bun's recursive `readdir` follows them).

@@ -29,27 +29,31 @@ export function outsidePairs(
  * shared paths) in `dest/workspace`, and each of {@link outsideDirs} in `dest/outside/<i>` (`snapshotTree`: symlinks
  * never followed, FIFOs, sockets and devices left out, never opened; a file unchanged since the sandbox's last
  * snapshot, `previous`, keyed by where the agent sees it, is a hard link to that copy). The sandbox's processes
- * must be stopped. Returns the stored outside paths, in order (`SnapshotHandle.outside`).
- * @example const outside = await saveSandboxTree(host, "/run/snapshots/s0-r3-t4", new Set(["data"]), manifests);
+ * must be stopped. Returns the stored outside paths, in order (`SnapshotHandle.outside`), and the stored bytes.
+ * @example const { outside, bytes } = await saveSandboxTree(host, "/run/snapshots/s0-r3-t4", new Set(["data"]), manifests);
  */
 export async function saveSandboxTree(
   host: SandboxHost,
   dest: string,
   skip: Set<string>,
   previous: Map<string, TreeManifest>,
-): Promise<string[]> {
+): Promise<{ outside: string[]; bytes: number }> {
   const owner = process.getuid?.() ?? 0;
   const workspace = join(dest, "workspace");
   await mkdir(workspace, { mode: 0o700 });
-  previous.set("", await snapshotTree(host.workspace, workspace, owner, skip, previous.get("")));
+  const stored = await snapshotTree(host.workspace, workspace, owner, skip, previous.get(""));
+  previous.set("", stored);
+  let bytes = stored.bytes;
   const outside = outsideDirs(host);
   await mkdir(join(dest, "outside"), { mode: 0o700 });
   for (const [i, dir] of outside.entries()) {
     const to = join(dest, "outside", String(i));
     await mkdir(to, { mode: 0o700 });
-    previous.set(dir.dest, await snapshotTree(dir.src, to, owner, new Set(), previous.get(dir.dest)));
+    const tree = await snapshotTree(dir.src, to, owner, new Set(), previous.get(dir.dest));
+    previous.set(dir.dest, tree);
+    bytes += tree.bytes;
   }
-  return outside.map((d) => d.dest);
+  return { outside: outside.map((d) => d.dest), bytes };
 }
 
 /**

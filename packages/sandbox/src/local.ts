@@ -1,17 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { chmod, chown, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import {
   assertBwrapWorks,
   type BwrapSpec,
-  groupFor,
   interpreterPaths,
-  passwdFor,
   SANDBOX_UID,
   SANDBOX_WORKSPACE,
 } from "./bwrap.ts";
-import type { SandboxHost } from "./local-host.ts";
+import { makeHostDirs, type SandboxHost } from "./local-host.ts";
 import { LocalSandbox } from "./local-sandbox.ts";
+import { probeUid, UidPool } from "./local-uids.ts";
 import { chownTree } from "./process.ts";
 import { copyWorkspace, makeShareable, placeholders } from "./shared.ts";
 import { applyExports, carryExports, readExports } from "./shell-exports.ts";
@@ -42,19 +41,6 @@ export interface LocalRuntimeOptions {
 /** What a new sandbox's workspace starts from: a workspace tar or a stored tree, and the shell's directory. */
 type Prepared = { tar: Uint8Array; cwd?: string } | { tree: string; cwd: string; outside?: string[] };
 
-/** Sandbox uids per process when air runs as root: each sandbox and each running evaluation takes one. */
-const UID_BLOCK = 4096;
-
-/** First uid of this process's block (blocks by process id, so concurrent runs rarely share one). */
-function uidBlock(): number {
-  return 200_000 + (process.pid % 64) * UID_BLOCK;
-}
-
-/** The uid of the start-up probe (never handed to a sandbox). */
-function probeUid(): number {
-  return uidBlock() + UID_BLOCK - 1;
-}
-
 /**
  * Sandboxes on this machine, each a bubblewrap namespace: the agent sees its workspace at
  * /home/agent/workspace (writable), a private /tmp (a host directory of its own) and /dev/shm, the system
@@ -74,8 +60,8 @@ export class LocalRuntime implements Runtime {
   /** Sandboxes with an empty workspace and the shell started, per task bundle, for the next forks. */
   private readonly blanks = new Map<string, Promise<LocalSandbox>[]>();
   private readonly removals = new Set<Promise<void>>();
-  private readonly usedUids = new Set<number>();
   private readonly asRoot = process.getuid?.() === 0;
+  private readonly uids = new UidPool(this.asRoot);
   private ready: Promise<string[]> | undefined;
   private counter = 0;
   private closed = false;
@@ -167,13 +153,14 @@ export class LocalRuntime implements Runtime {
     const path = await store.place(id, "tree");
     const cwd = local.currentCwd;
     const exports = await readExports(local);
-    const outside = await local.saveTree(path);
+    const { outside, bytes } = await local.saveTree(path);
     return store.commit({
       id,
       format: "tree",
       path,
       cwd,
       outside,
+      bytes,
       ...(exports !== undefined && { exports }),
     });
   }
@@ -232,23 +219,10 @@ export class LocalRuntime implements Runtime {
       .removeFiles()
       .catch(() => undefined)
       .finally(() => {
-        this.usedUids.delete(sandbox.uid);
+        this.uids.free(sandbox.uid);
         this.removals.delete(work);
       });
     this.removals.add(work);
-  }
-
-  private allocateUid(): number {
-    if (!this.asRoot) return process.getuid?.() ?? 0;
-    const base = uidBlock();
-    for (let i = 0; i < UID_BLOCK - 1; i++) {
-      const uid = base + ((this.counter + i) % (UID_BLOCK - 1));
-      if (!this.usedUids.has(uid)) {
-        this.usedUids.add(uid);
-        return uid;
-      }
-    }
-    throw new Error(`more than ${UID_BLOCK - 1} live local sandboxes in one process`);
   }
 
   /**
@@ -258,36 +232,24 @@ export class LocalRuntime implements Runtime {
   private async prepare(files: TaskFiles, from?: Prepared | "blank"): Promise<LocalSandbox> {
     const roPaths = await this.check();
     const id = `local-${++this.counter}-${randomBytes(3).toString("hex")}`;
-    const dir = join(this.options.root, id);
-    const workspace = join(dir, "workspace");
-    await mkdir(workspace, { recursive: true, mode: 0o700 });
-    const uid = this.allocateUid();
+    const uid = this.uids.take();
     const identity: BwrapSpec["identity"] = this.asRoot ? { kind: "setpriv", uid } : { kind: "userns" };
     const agentId = this.asRoot ? uid : SANDBOX_UID;
-    const passwd = join(dir, "passwd");
-    await writeFile(passwd, passwdFor(agentId));
-    const group = join(dir, "group");
-    await writeFile(group, groupFor(agentId));
-    const tmp = join(dir, "tmp");
-    await mkdir(tmp);
-    await chmod(tmp, 0o1777);
     const environment = files.environment ?? {};
-    const dirs = (environment.dirs ?? []).map((dest, i) => ({ src: join(dir, `dir-${i}`), dest }));
-    for (const d of dirs) {
-      await mkdir(d.src, { mode: 0o700 });
-      if (this.asRoot) await chown(d.src, uid, uid);
-    }
+    const made = await makeHostDirs(this.options.root, id, {
+      uid,
+      agentId,
+      asRoot: this.asRoot,
+      dirs: environment.dirs ?? [],
+    });
+    const { workspace } = made;
     const host: SandboxHost = {
+      ...made,
       id,
-      dir,
-      workspace,
-      tmp,
       uid,
       identity,
-      passwd,
-      group,
-      takeUid: () => this.allocateUid(),
-      freeUid: (id) => this.usedUids.delete(id),
+      takeUid: () => this.uids.take(),
+      freeUid: (id) => this.uids.free(id),
       evaluations: join(this.options.root, "evaluations"),
       python: this.options.python,
       roPaths,
@@ -297,7 +259,6 @@ export class LocalRuntime implements Runtime {
       agentInit: this.options.agentInit ?? "",
       workdir: environment.workdir ?? SANDBOX_WORKSPACE,
       env: environment.env ?? {},
-      dirs,
       onState: this.options.onState,
     };
     const sandbox = new LocalSandbox(host, files);

@@ -84,7 +84,7 @@ test.skipIf(problem !== undefined)(
       const handle = JSON.parse(JSON.stringify(await a.saveSnapshot(box, store, "h1-t1")));
       // the second snapshot sent only what changed (not big.bin), and stands alone once the first is pruned
       expect(handle.transferredBytes).toBeLessThan(100_000);
-      expect(await store.prune((h) => h.id === first.id)).toEqual([first.id]);
+      expect(await store.prune((id) => id === first.id)).toEqual([first.id]);
       await a.release(box, true);
       const there = await b.acquire(files, { rolloutId: "h2", restore: handle });
       expect(
@@ -126,7 +126,7 @@ test.skipIf(problem !== undefined)(
       const handle = JSON.parse(JSON.stringify(await a.saveSnapshot(box, store, "g1-t1")));
       expect(handle.format).toBe("tree");
       expect(handle.transferredBytes).toBeLessThan(100_000);
-      expect(await store.prune((h) => h.id === first.id)).toEqual([first.id]);
+      expect(await store.prune((id) => id === first.id)).toEqual([first.id]);
       await a.release(box, true);
       const there = await b.acquire(files, { rolloutId: "g2", restore: handle });
       expect(

@@ -43,3 +43,42 @@ test("a save cut short by a kill (files, no handle) is swept; complete snapshots
   expect((await store.list()).map((h) => h.id)).toEqual(["s0-r0-t1", "s0-r1-t0"]);
   expect(existsSync(join(outside, "keep"))).toBe(true);
 });
+
+test("prune goes by id, reading no handle: trees and tars go, handle first; others, a half-written handle and a link stay", async () => {
+  const store = new SnapshotStore(join(root, "prune"));
+  expect(await store.prune(() => true)).toEqual([]);
+  for (const [id, format] of [
+    ["s0-r0-t1", "tree"],
+    ["s0-r0-t2", "tar"],
+    ["s0-r1-t1", "tree"],
+  ] as const) {
+    const path = await store.place(id, format);
+    if (format === "tree") {
+      mkdirSync(path);
+      writeFileSync(join(path, "f"), "x");
+    } else writeFileSync(path, "tar");
+    const handle = await store.commit({
+      id,
+      format,
+      path,
+      cwd: "/w",
+      ...(format === "tree" && { bytes: 1 }),
+    });
+    expect(handle.bytes).toBe(format === "tree" ? 1 : 3);
+  }
+  // handles are never read: one that no longer parses goes by its id, another rollout's stays
+  writeFileSync(join(store.dir, "s0-r0-t1.json"), "{ torn");
+  writeFileSync(join(store.dir, "s0-r1-t1.json"), "{ torn");
+  writeFileSync(join(store.dir, "s0-r0-t3.json.partial"), "{}");
+  const outside = join(root, "prune-outside");
+  mkdirSync(outside);
+  symlinkSync(outside, join(store.dir, "s0-r0-link"));
+  expect(await store.prune((id) => id.startsWith("s0-r0-"))).toEqual(["s0-r0-t1", "s0-r0-t2"]);
+  expect(readdirSync(store.dir).sort()).toEqual([
+    "s0-r0-link",
+    "s0-r0-t3.json.partial",
+    "s0-r1-t1",
+    "s0-r1-t1.json",
+  ]);
+  expect(existsSync(outside)).toBe(true);
+});

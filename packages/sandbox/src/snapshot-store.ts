@@ -29,7 +29,7 @@ export class SnapshotUnavailableError extends Error {
  * @example
  * const store = new SnapshotStore("outputs/run/snapshots");
  * const handle = await runtime.saveSnapshot(box, store, "s0-r3-t4");
- * await store.prune((h) => h.id.startsWith("s0-r3-"));
+ * await store.prune((id) => id.startsWith("s0-r3-"));
  */
 export class SnapshotStore {
   constructor(readonly dir: string) {}
@@ -44,11 +44,18 @@ export class SnapshotStore {
     return path;
   }
 
-  /** Writes the handle of a workspace stored at `place(id, format)`: from now on it is listed. */
-  async commit(handle: Omit<SnapshotHandle, "bytes" | "createdAtMs">): Promise<SnapshotHandle> {
+  /**
+   * Writes the handle of a workspace stored at `place(id, format)`: from now on it is listed. `bytes`, when the
+   * saver counted them as it stored the files, spares walking the tree again.
+   */
+  async commit(
+    handle: Omit<SnapshotHandle, "bytes" | "createdAtMs"> & { bytes?: number },
+  ): Promise<SnapshotHandle> {
     const full: SnapshotHandle = {
       ...handle,
-      bytes: handle.format === "tar" ? (await stat(handle.path)).size : await treeBytes(handle.path),
+      bytes:
+        handle.bytes ??
+        (handle.format === "tar" ? (await stat(handle.path)).size : await treeBytes(handle.path)),
       createdAtMs: Date.now(),
     };
     const file = join(this.dir, `${handle.id}.json`);
@@ -71,16 +78,24 @@ export class SnapshotStore {
     return out.sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
   }
 
-  /** Removes the snapshots whose handle `which` accepts (handle first: a half-removed one is never listed). */
-  async prune(which: (handle: SnapshotHandle) => boolean): Promise<string[]> {
-    const removed: string[] = [];
-    for (const handle of await this.list()) {
-      if (!which(handle)) continue;
-      await rm(join(this.dir, `${handle.id}.json`), { force: true });
-      await rm(handle.path, { recursive: true, force: true });
-      removed.push(handle.id);
+  /**
+   * Removes the snapshots whose id `which` accepts, handle first (a half-removed one is never listed). Reads names
+   * only, no handle: a save prunes its rollout's older snapshots in a store that holds every rollout's.
+   * Returns the removed ids, sorted.
+   */
+  async prune(which: (id: string) => boolean): Promise<string[]> {
+    if (!existsSync(this.dir)) return [];
+    const ids = (await readdir(this.dir))
+      .filter((name) => name.endsWith(".json"))
+      .map((name) => name.slice(0, -".json".length))
+      .filter((id) => ID.test(id) && which(id))
+      .sort();
+    for (const id of ids) {
+      await rm(join(this.dir, `${id}.json`), { force: true });
+      await rm(join(this.dir, id), { recursive: true, force: true });
+      await rm(join(this.dir, `${id}.tar`), { force: true });
     }
-    return removed;
+    return ids;
   }
 }
 

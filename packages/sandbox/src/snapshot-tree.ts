@@ -17,6 +17,8 @@ import { join } from "node:path";
 export interface TreeManifest {
   dir: string;
   files: Map<string, string>;
+  /** Bytes of the stored regular files (`SnapshotHandle.bytes` without walking the tree again). */
+  bytes: number;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function snapshotTree(
   previous?: TreeManifest,
 ): Promise<TreeManifest> {
   const files = new Map<string, string>();
+  let bytes = 0;
   const walk = async (src: string, dest: string, rel: string): Promise<void> => {
     for (const name of await readdir(src)) {
       if (rel === "" && skip.has(name)) continue;
@@ -50,6 +53,7 @@ export async function snapshotTree(
       } else if (info.isFile()) {
         const key = `${info.ino}:${info.ctimeNs}:${info.size}`;
         files.set(path, key);
+        bytes += Number(info.size);
         if (previous?.files.get(path) === key) {
           const linked = await link(join(previous.dir, path), d).then(
             () => true,
@@ -66,5 +70,5 @@ export async function snapshotTree(
     }
   };
   await walk(from, to, "");
-  return { dir: to, files };
+  return { dir: to, files, bytes };
 }

@@ -126,7 +126,7 @@ export function snapshotTests(ctx: SnapshotSuiteContext): void {
       };
       await restores(h1, at1, `${box.workspace}/sub/deep`);
       // the sandbox's previous stored tree pruned: the next snapshot cannot link to it and is complete
-      expect(await store.prune((h) => h.id !== h0.id)).toEqual([h1.id]);
+      expect(await store.prune((id) => id !== h0.id)).toEqual([h1.id]);
       await box.exec("echo new > new.txt; rm sub/moved.txt; cd ..", 30_000);
       const at2 = await listing(box);
       const h2 = await runtime.saveSnapshot(box, store, `${id}-t2`);

@@ -256,7 +256,7 @@ export function contractSuite(subject: ContractSubject): void {
         await copy.exec("echo 9 >> ../../data/train.csv", 30_000);
         expect((await copy.exec("cat ../../data/train.csv", 30_000)).output).toBe("x,y\n1,2\n");
         expect((await store.list()).map((h) => h.id)).toEqual([stored.id]);
-        expect(await store.prune((h) => h.id === stored.id)).toEqual([stored.id]);
+        expect(await store.prune((id) => id === stored.id)).toEqual([stored.id]);
         expect(await store.list()).toEqual([]);
         expect(existsSync(stored.path)).toBe(false);
         const refused = await runtime.acquire(files, { rolloutId: `c${++n}`, restore: stored }).then(
