@@ -7,21 +7,22 @@ import { SnapshotStore, sweepIncomplete } from "./snapshot-store.ts";
 const root = mkdtempSync(join(tmpdir(), "air-snapshot-store-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** A complete snapshot `id` in `store`: a tree holding one file, or a 3-byte tar; `bytes` as a saver counted them. */
+async function save(store: SnapshotStore, id: string, format: "tree" | "tar", bytes?: number) {
+  const path = await store.place(id, format);
+  if (format === "tree") {
+    mkdirSync(path);
+    writeFileSync(join(path, "f"), "x");
+  } else writeFileSync(path, "tar");
+  return store.commit({ id, format, path, cwd: "/w", ...(bytes !== undefined && { bytes }) });
+}
+
 test("a save cut short by a kill (files, no handle) is swept; complete snapshots stay; never follows a link", async () => {
   const store = new SnapshotStore(join(root, "snapshots"));
   expect(await sweepIncomplete(store)).toEqual([]);
   // complete: a tree and a tar, each with its handle
-  for (const [id, format] of [
-    ["s0-r0-t1", "tree"],
-    ["s0-r1-t0", "tar"],
-  ] as const) {
-    const path = await store.place(id, format);
-    if (format === "tree") {
-      mkdirSync(path);
-      writeFileSync(join(path, "f"), "x");
-    } else writeFileSync(path, "tar");
-    await store.commit({ id, format, path, cwd: "/w" });
-  }
+  await save(store, "s0-r0-t1", "tree");
+  await save(store, "s0-r1-t0", "tar");
   // cut short: a tree and a tar without handles, a half-written handle; a link out of the store inside a torn tree
   const outside = join(root, "outside");
   mkdirSync(outside);
@@ -51,21 +52,10 @@ test("prune goes by id, reading no handle: trees and tars go, handle first; othe
     ["s0-r0-t1", "tree"],
     ["s0-r0-t2", "tar"],
     ["s0-r1-t1", "tree"],
-  ] as const) {
-    const path = await store.place(id, format);
-    if (format === "tree") {
-      mkdirSync(path);
-      writeFileSync(join(path, "f"), "x");
-    } else writeFileSync(path, "tar");
-    const handle = await store.commit({
-      id,
-      format,
-      path,
-      cwd: "/w",
-      ...(format === "tree" && { bytes: 1 }),
-    });
-    expect(handle.bytes).toBe(format === "tree" ? 1 : 3);
-  }
+  ] as const)
+    expect((await save(store, id, format, format === "tree" ? 7 : undefined)).bytes).toBe(
+      format === "tree" ? 7 : 3,
+    );
   // handles are never read: one that no longer parses goes by its id, another rollout's stays
   writeFileSync(join(store.dir, "s0-r0-t1.json"), "{ torn");
   writeFileSync(join(store.dir, "s0-r1-t1.json"), "{ torn");
