@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { parseExports } from "./shell-exports.ts";
+import { parseExports, readExports } from "./shell-exports.ts";
+import type { Sandbox } from "./types.ts";
 
 /** `export -p` of a real bash (this machine's, 5.2) after `setup`. */
 function exportP(setup: string): string {
@@ -40,4 +41,14 @@ test("parseExports leaves out read-only variables and those a shell sets itself;
   expect([
     ...parseExports('echo hi\ndeclare -x ok="1"\nx declare -x no="2"\ndeclare -x bad-name="3"\n'),
   ]).toEqual([["ok", "1"]]);
+});
+
+test("readExports carries nothing rather than part: an output the shell cut, a failed or timed-out read", async () => {
+  const answering = (output: string, exitCode = 0, timedOut = false) =>
+    ({ exec: async () => ({ output, exitCode, timedOut, cwd: "/" }) }) as unknown as Sandbox;
+  expect(await readExports(answering('declare -x A="1"\n'))).toBe('declare -x A="1"\n');
+  const cut = 'declare -x A="1"\n[... 123 characters dropped ...]\ndeclare -x Z="2"\n';
+  expect(await readExports(answering(cut))).toBeUndefined();
+  expect(await readExports(answering("", 1))).toBeUndefined();
+  expect(await readExports(answering("", 0, true))).toBeUndefined();
 });

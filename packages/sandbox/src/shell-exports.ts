@@ -76,8 +76,13 @@ export function parseExports(text: string): Map<string, string | undefined> {
  */
 export async function readExports(sandbox: Sandbox): Promise<string | undefined> {
   const out = await sandbox.exec("builtin export -p", 30_000).catch(() => undefined);
-  return out && out.exitCode === 0 && !out.timedOut ? out.output : undefined;
+  // past the shell's output cap (4 MB) the middle is dropped: carrying part would unset the rest on restore
+  if (out?.exitCode !== 0 || out.timedOut || DROPPED.test(out.output)) return undefined;
+  return out.output;
 }
+
+/** What `SentinelShell` puts where it dropped the middle of a long output. */
+const DROPPED = /^\[\.\.\. \d+ characters dropped \.\.\.\]$/m;
 
 /**
  * Gives `sandbox`'s shell the exported variables of `saved` (a {@link readExports} text): each one whose value
