@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { AirError, definePlugin, type Environment, type Example, type PluginContext } from "@air/core";
-import { dockerReachable, ofRollout, SnapshotStore, sweepIncomplete } from "@air/sandbox";
+import { dockerReachable, rolloutStates, SnapshotStore } from "@air/sandbox";
 import { type HarborConfig, harborConfigSchema } from "./config.ts";
 import { harborLaunch } from "./launch.ts";
 import { HarborSandboxes, harborRuntime } from "./sandboxes.ts";
@@ -49,6 +49,7 @@ export async function createHarborEnvironment(
   );
   // each turn's sandbox snapshot (rl --resume), in the run dir so a new process finds it
   const snapshots = new SnapshotStore(join(ctx.runDir, "snapshots"));
+  const states = rolloutStates(snapshots);
   const tasks = new Map<string, HarborTask>();
   for (const [name, task] of set.tasks) {
     try {
@@ -96,16 +97,10 @@ export async function createHarborEnvironment(
       const session = { config, sandboxes: runtime, rolloutId, snapshots: { store: snapshots, rolloutId } };
       return new HarborSession(sandbox, task, session);
     },
-    // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
-    keepStates: async (rolloutIds) => {
-      // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
-      await sweepIncomplete(snapshots);
-      await snapshots.prune((name) => !rolloutIds.some((id) => ofRollout(id, name)));
-    },
-    // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
-    dropStates: async (rolloutIds) => {
-      await snapshots.prune((name) => rolloutIds.some((id) => ofRollout(id, name)));
-    },
+    // rl --resume: snapshots of rollouts that do not continue go, and saves a kill cut short; of a tree run, those
+    // of nodes taken as recorded, once their step is trained
+    keepStates: states.keep,
+    dropStates: states.drop,
     // rl --resume: a new sandbox from the recorded snapshot (files, modes, directory), the agent's time taken over
     async restore(example, info) {
       const task = taskOf(example, "restore");

@@ -8,12 +8,12 @@ import {
   type StepResult,
 } from "@air/core";
 import {
-  ofRollout,
+  dropRollout,
   type Sandbox,
   type SessionSnapshots,
   SnapshotStore,
+  saveTurn,
   shellQuote,
-  snapshotId,
 } from "@air/sandbox";
 import type { HarborConfig } from "./config.ts";
 import { resolveEnvVars } from "./env-vars.ts";
@@ -270,22 +270,13 @@ export class HarborSession implements EnvSession {
   async saveState(turnIndex: number): Promise<EnvState> {
     const snaps = this.options.snapshots;
     if (!snaps) throw new Error("this harbor session was opened without a snapshot store");
-    const runtime = this.options.sandboxes.runtime;
-    const snapshot = await runtime.saveSnapshot(
-      this.sandbox,
-      snaps.store,
-      snapshotId(snaps.rolloutId, turnIndex),
-    );
-    await snaps.store.prune((id) => ofRollout(snaps.rolloutId, id, turnIndex - 1));
+    const snapshot = await saveTurn(this.options.sandboxes.runtime, this.sandbox, snaps, turnIndex);
     return stateJson({ snapshot, usedMs: this.usedMs });
   }
 
   /** The rollout ended: its snapshots go (also those in the store it was restored from, when that is another). */
   async dropState(): Promise<void> {
-    const snaps = this.options.snapshots;
-    if (!snaps) return;
-    for (const store of [snaps.store, this.restoredFrom])
-      await store?.prune((id) => ofRollout(snaps.rolloutId, id));
+    if (this.options.snapshots) await dropRollout(this.options.snapshots, this.restoredFrom);
   }
   private restoredFrom: SnapshotStore | undefined;
 

@@ -6,9 +6,9 @@ import {
   dockerReachable,
   LocalRuntime,
   type Runtime,
+  rolloutStates,
   type Sandbox,
   SnapshotStore,
-  sweepIncomplete,
   type TaskFiles,
   UnsandboxedRuntime,
 } from "@air/sandbox";
@@ -19,7 +19,7 @@ import { type MlgymConfig, mlgymConfigSchema } from "./config.ts";
 import { containerOptions, hostsRuntime } from "./hosts-runtime.ts";
 import { mlgymLaunch } from "./launch.ts";
 import { MlgymSession } from "./session.ts";
-import { ofRollout, parseState } from "./session-state.ts";
+import { parseState } from "./session-state.ts";
 import type { SessionSnapshot } from "./session-types.ts";
 import type { Task } from "./task.ts";
 import { loadTaskSet } from "./task-set.ts";
@@ -96,6 +96,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
   const noise = ctx.audit?.noise ?? {};
   // each turn's sandbox snapshot (rl --resume), in the run dir so a new process finds it
   const snapshots = new SnapshotStore(join(ctx.runDir, "snapshots"));
+  const states = rolloutStates(snapshots);
 
   const examplesOf = (names: string[]): Example[] =>
     [...new Set(names.map(idOf))].flatMap((id) => {
@@ -163,16 +164,10 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
       const entry = entryOf(example, "open");
       return openFrom(entry, example.data?.snapshot as Uint8Array | SessionSnapshot | undefined, info);
     },
-    // rl --resume: snapshots of rollouts that do not continue (their turn never reached the store) go
-    keepStates: async (rolloutIds) => {
-      // before any rollout runs: what a kill cut short mid-save goes too (it is listed nowhere)
-      await sweepIncomplete(snapshots);
-      await snapshots.prune((name) => !rolloutIds.some((id) => ofRollout(id, name)));
-    },
-    // rl --resume of a tree run: the snapshots of nodes taken as recorded, once their step is trained
-    dropStates: async (rolloutIds) => {
-      await snapshots.prune((name) => rolloutIds.some((id) => ofRollout(id, name)));
-    },
+    // rl --resume: snapshots of rollouts that do not continue go, and saves a kill cut short; of a tree run, those
+    // of nodes taken as recorded, once their step is trained
+    keepStates: states.keep,
+    dropStates: states.drop,
     // rl --resume: a new sandbox from the recorded snapshot, the session's counters taken over
     async restore(example, info) {
       const entry = entryOf(example, "restore");

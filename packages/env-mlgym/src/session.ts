@@ -9,7 +9,7 @@ import {
   type StepResult,
 } from "@air/core";
 import type { Runtime, Sandbox } from "@air/sandbox";
-import { SnapshotStore, shellQuote } from "@air/sandbox";
+import { dropRollout, SnapshotStore, saveTurn, shellQuote } from "@air/sandbox";
 import { Editor } from "./aci/editor.ts";
 import { editorCommand } from "./aci/editor-commands.ts";
 import { FileTooLargeError } from "./aci/io.ts";
@@ -22,7 +22,7 @@ import { systemPrompt, taskPrompt } from "./aci/prompts.ts";
 import { ShellSetup } from "./aci/shell-setup.ts";
 import { commandTimeouts } from "./command-timeouts.ts";
 import { evaluateTask } from "./evaluation.ts";
-import { type MlgymState, ofRollout, snapshotId, stateJson } from "./session-state.ts";
+import { type MlgymState, stateJson } from "./session-state.ts";
 import { blockedStep, evaluationStep, formatErrorStep, shellStep, toolsStep } from "./session-steps.ts";
 import { flagTurn } from "./session-tamper.ts";
 import type { SessionOptions, SessionSnapshot } from "./session-types.ts";
@@ -160,18 +160,13 @@ export class MlgymSession implements EnvSession {
   async saveState(turnIndex: number): Promise<EnvState> {
     const snaps = this.options.snapshots;
     if (!snaps) throw new Error("this mlgym session was opened without a snapshot store");
-    const id = snapshotId(snaps.rolloutId, turnIndex);
-    const snapshot = await this.runtime.saveSnapshot(this.sandbox, snaps.store, id);
-    await snaps.store.prune((id) => ofRollout(snaps.rolloutId, id, turnIndex - 1));
+    const snapshot = await saveTurn(this.runtime, this.sandbox, snaps, turnIndex);
     return stateJson({ snapshot, session: this.state(), lastScore: this.lastScore ?? null });
   }
 
   /** The rollout ended: its snapshots go (also those in the store it was restored from, when that is another). */
   async dropState(): Promise<void> {
-    const snaps = this.options.snapshots;
-    if (!snaps) return;
-    for (const store of [snaps.store, this.restoredFrom])
-      await store?.prune((id) => ofRollout(snaps.rolloutId, id));
+    if (this.options.snapshots) await dropRollout(this.options.snapshots, this.restoredFrom);
   }
   private restoredFrom: SnapshotStore | undefined;
 

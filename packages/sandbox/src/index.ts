@@ -60,8 +60,11 @@ export {
 } from "./shell.ts";
 export { applyExports, carryExports, parseExports, readExports } from "./shell-exports.ts";
 export {
+  dropRollout,
   ofRollout,
+  rolloutStates,
   type SessionSnapshots,
+  saveTurn,
   snapshotHandleSchema,
   snapshotId,
 } from "./snapshot-rollout.ts";
