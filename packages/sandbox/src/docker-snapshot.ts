@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AIR_DIR } from "./docker-layout.ts";
 import { onlyFileOfTar, readTar } from "./docker-tar.ts";
@@ -42,6 +42,9 @@ const MARK = "AIRDELTA";
 
 /** The delta's member holding the file list (no `./`, which every workspace member has). */
 const LIST_MEMBER = "list";
+
+/** The delta's member (and the stored tree's file) naming the owner of each entry that is not the agent's. */
+export const OWNERS_MEMBER = "owners";
 
 /** A `find -path` pattern matching `path` literally. */
 function globQuote(path: string): string {
@@ -87,8 +90,13 @@ export function deltaScript(
     `: > ${s}/tick$new || exit 4`,
     `since=; [ -n ${shellQuote(prev)} ] && [ "$t" = ${shellQuote(prev)} ] && [ -f ${s}/tick$slot ] && since=--newer=${s}/tick$slot`,
     `find -P . -mindepth 1 ${prune} \\( -type f -o -type l \\) -printf '%y%i:%C@:%s\\t%P\\0' > ${s}/${LIST_MEMBER} || exit 5`,
+    ...(place.owners
+      ? [
+          `find -P . ${prune} ! -user ${shellQuote(user)} -printf '%U:%G\\t%P\\0' > ${s}/${OWNERS_MEMBER} || exit 5`,
+        ]
+      : []),
     ...outsideCommands(user, s, place.outside),
-    `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER} ${OUTSIDE_MEMBER}; [ $? -le 1 ] || exit 7`,
+    `tar -C . --anchored --no-wildcards ${excludes} $since -cf ${s}/delta.tar . -C ${s} ${LIST_MEMBER} ${OUTSIDE_MEMBER}${place.owners ? ` ${OWNERS_MEMBER}` : ""}; [ $? -le 1 ] || exit 7`,
     `i=0; : > ${s}/now; until [ ${s}/now -nt ${s}/tick$new ] || [ $i -ge ${TICK_WAIT_MS / 2} ]; do sleep 0.002; : > ${s}/now; i=$((i+1)); done`,
     `if [ ${s}/now -nt ${s}/tick$new ]; then printf '%s %s\\n' ${shellQuote(next)} $new > ${s}/token; else : > ${s}/token; fi`,
     ")",
@@ -109,6 +117,11 @@ export interface SnapshotPlace {
   outside: readonly string[];
   /** A shell line setting `pids` to the processes stopped while listing; default `pgrep -u <user>`. */
   agentPids?: string;
+  /**
+   * Record the owner (numeric uid:gid) of every workspace entry that is not the agent user's, stored as the tree's
+   * `owners` file: a task image's files another user owned are theirs again after a restore (`restoreImageOwners`).
+   */
+  owners?: boolean;
 }
 
 /** A docker workspace sandbox's place: {@link SNAPSHOT_DIR}, /tmp and /var/tmp, the agent user's processes. */
@@ -207,6 +220,11 @@ export class DeltaSnapshots {
     const outside = member(OUTSIDE_MEMBER);
     if (!outside) throw new Error(`the container's snapshot delta lacks ${OUTSIDE_MEMBER}`);
     await storeOutside(readTar(outside.data), path, place.outside);
+    if (place.owners) {
+      const owners = member(OWNERS_MEMBER);
+      if (!owners) throw new Error(`the container's snapshot delta lacks ${OWNERS_MEMBER}`);
+      await writeFile(join(path, OWNERS_MEMBER), owners.data, { mode: 0o600 });
+    }
     const handle = await store.commit({
       id,
       format: "tree",

@@ -14,6 +14,7 @@ import {
   putFolders,
   startImageContainer,
 } from "./image-container.ts";
+import { restoreImageOwners } from "./image-owners.ts";
 import { ImageSnapshots, restoreImageOutside } from "./image-snapshot.ts";
 import { execWithTimeout, shellQuote } from "./shell.ts";
 import { readExports } from "./shell-exports.ts";
@@ -70,7 +71,8 @@ export class ImageSandbox implements Sandbox {
   /**
    * Makes the environment's directories, lays the bundle's `workspace/` (when it has files) or `snapshot` into
    * the WORKDIR, locks the read-only paths, and starts the agent's shell in `cwd`. A `snapshot` packed from the
-   * stored tree `tree` (made on this machine) is then owned by the agent, and the tree's outside dirs laid out.
+   * stored tree `tree` (made on this machine) is then owned by the agent but for the entries whose other owners the
+   * tree recorded, and the tree's outside dirs laid out.
    */
   async init(options: {
     snapshot?: Uint8Array;
@@ -86,9 +88,9 @@ export class ImageSandbox implements Sandbox {
       await this.put(options.snapshot, this.workspace);
       if (options.tree) {
         await rootScript(this.container, `chown -hR ${shellQuote(this.plan.user)} ${ws}`, CONTROL_TIMEOUT_MS);
-        await restoreImageOutside(this.container, this.plan, options.tree, (script) =>
-          rootScript(this.container, script, CONTROL_TIMEOUT_MS),
-        );
+        const root = (script: string) => rootScript(this.container, script, CONTROL_TIMEOUT_MS);
+        await restoreImageOwners(this.container, this.plan, options.tree, root);
+        await restoreImageOutside(this.container, this.plan, options.tree, root);
       }
     } else if (options.fresh && entries(join(this.files.dir, "workspace")).length > 0) {
       await rootScript(this.container, `mkdir -p ${ws}`, CONTROL_TIMEOUT_MS);

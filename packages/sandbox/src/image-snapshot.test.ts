@@ -162,11 +162,16 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
     }
   }, 300_000);
 
-  test("a non-root agent: root's files in /tmp are not stored, its agent processes go on, the restored WORKDIR is its own", async () => {
+  test("a non-root agent: root's files in /tmp are not stored, its agent processes go on, the WORKDIR's owners come back", async () => {
     const own = environmentTask("docker", IMAGE);
     const build = own.environment?.build;
     if (!build) throw new Error("environmentTask made no build");
-    appendFileSync(join(build.context, "Dockerfile"), "RUN chown -R agent /srv/task\n");
+    // the agent owns the WORKDIR but for a file and a directory of root's (the image's) and a file of nobody's
+    appendFileSync(
+      join(build.context, "Dockerfile"),
+      "RUN chown -R agent /srv/task && echo r > root-file && mkdir root-dir && echo n > root-dir/nobody-file && " +
+        "chown nobody:nogroup root-dir/nobody-file && chown root:root root-file root-dir\n",
+    );
     const task = { ...own, key: `${own.key}-agent`, environment: { ...own.environment, user: "agent" } };
     try {
       const box = await runtime.acquire(task, { rolloutId: `i${++n}` });
@@ -188,9 +193,10 @@ describe.skipIf(skip !== undefined)("stored snapshots of a task image", () => {
       expect(
         await out(
           there,
-          "stat -c %U w.txt from-image.txt /tmp/mine; cat w.txt; [ -e /tmp/root-secret ] || echo no-secret",
+          "stat -c %U w.txt from-image.txt /tmp/mine . root-file root-dir root-dir/nobody-file; cat w.txt; " +
+            "[ -e /tmp/root-secret ] || echo no-secret; { echo x > root-file; } 2>/dev/null || echo refused; touch root-dir/x 2>/dev/null || echo refused",
         ),
-      ).toBe("agent\nagent\nagent\nw\nno-secret\n");
+      ).toBe("agent\nagent\nagent\nagent\nroot\nroot\nnobody\nw\nno-secret\nrefused\nrefused\n");
       await runtime.release(there, true);
     } finally {
       own.remove();

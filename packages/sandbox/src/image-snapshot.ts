@@ -61,6 +61,7 @@ export class ImageSnapshots {
       state: `${PRIVATE}/snapshot`,
       outside: imageOutsideDirs(plan),
       agentPids: `pids=; for d in /proc/[0-9]*; do p=\${d#/proc/}; case " 1 ${keep} $$ " in *" $p "*) ;; *) pids="$pids $p";; esac; done`,
+      owners: true,
     };
     this.deltas = new DeltaSnapshots({
       place: this.place,
