@@ -40,4 +40,18 @@ describe("FailureWatch", () => {
     const watch = new FailureWatch(0);
     for (let i = 0; i < 5; i++) expect(watch.record([lacks(i)], 0)).toBeUndefined();
   });
+
+  test("rollouts that ended before their first turn (a first prompt past the context window) stop the run too", () => {
+    const watch = new FailureWatch(2);
+    const tooLong = (id: number) =>
+      makeTrajectory({ id: `c${id}`, task: "task", stopReason: "context_length" });
+    expect(watch.record([tooLong(1), lacks(2)], 0)).toBeUndefined();
+    const message = watch.record([tooLong(3), tooLong(4)], 0);
+    expect(message).toContain("every rollout failed or ended before its first turn in 2 step(s) in a row");
+    expect(message).toContain(
+      "(3 of 4 rollouts): ended before its first turn (context_length: the first prompt does not fit the model's context window; raise [model] max_model_len or shorten the prompt)",
+    );
+    // counted as ok rollouts (not failed), as before
+    expect(watch.totals).toEqual({ rolloutsOk: 3, rolloutsFailed: 1, samplesTrained: 0 });
+  });
 });
