@@ -152,8 +152,8 @@ export class LocalRuntime implements Runtime {
     const local = sandbox as LocalSandbox;
     const path = await store.place(id, "tree");
     const cwd = local.currentCwd;
-    const exports = await readExports(local);
-    const { outside, bytes } = await local.saveTree(path);
+    // the shell is idle between turns: its variables are read while the files are stored (a stop delays the answer)
+    const [exports, { outside, bytes }] = await Promise.all([readExports(local), local.saveTree(path)]);
     return store.commit({
       id,
       format: "tree",
