@@ -276,7 +276,7 @@ export class DockerSandbox implements Sandbox {
   async saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     const files = this.files;
     if (!files) throw new Error("sandbox has no task");
-    const exports = await readExports(this);
+    const exports = readExports(this);
     const { workspace, cwd } = this;
     return this.stored.save(store, id, { files, workspace, user: this.options.user, cwd, exports });
   }

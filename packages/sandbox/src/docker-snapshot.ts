@@ -143,8 +143,11 @@ export interface SnapshotSource {
   workspace: string;
   user: string;
   cwd: string;
-  /** The agent shell's exported variables (`readExports`). */
-  exports?: string;
+  /**
+   * The agent shell's exported variables (`readExports`), read while the files are stored: the shell is idle
+   * between turns, and the script's stop of the agent's processes only delays its answer.
+   */
+  exports?: Promise<string | undefined>;
 }
 
 /**
@@ -225,12 +228,13 @@ export class DeltaSnapshots {
       if (!owners) throw new Error(`the container's snapshot delta lacks ${OWNERS_MEMBER}`);
       await writeFile(join(path, OWNERS_MEMBER), owners.data, { mode: 0o600 });
     }
+    const exports = await source.exports;
     const handle = await store.commit({
       id,
       format: "tree",
       path,
       cwd: source.cwd,
-      ...(source.exports !== undefined && { exports: source.exports }),
+      ...(exports !== undefined && { exports }),
       outside: [...place.outside],
       transferredBytes: delta.length,
     });

@@ -269,7 +269,7 @@ export class ImageSandbox implements Sandbox {
    */
   async saveTree(store: SnapshotStore, id: string): Promise<SnapshotHandle> {
     if (await this.stored.available())
-      return this.stored.save(store, id, this.files, this.cwd, await readExports(this));
+      return this.stored.save(store, id, this.files, this.cwd, readExports(this));
     return saveTarSnapshot(this, this.cwd, store, id);
   }
 

@@ -87,7 +87,7 @@ export class ImageSnapshots {
     id: string,
     files: TaskFiles,
     cwd: string,
-    exports?: string,
+    exports?: Promise<string | undefined>,
   ): Promise<SnapshotHandle> {
     const { workdir: workspace, user } = this.plan;
     return this.deltas.save(store, id, { files, workspace, user, cwd, exports });
