@@ -104,21 +104,23 @@ describe("MlgymToolsShell", () => {
     const runtime = new LocalRuntime({ root: join(root, "sandboxes"), python: "/usr/bin/python3" });
     try {
       const box = await runtime.acquire({ key: "tools", dir: task, readOnly: [] }, { rolloutId: "r1" });
-      expect((await box.exec('[ -w "$HOME" ] || echo "home not writable"', 5000)).output).toBe(
+      expect((await box.exec('[ -w "$HOME" ] || echo "home not writable"', 30_000)).output).toBe(
         "home not writable\n",
       );
       // a fresh MlgymToolsShell sets the tools up again, as after a replaced shell or a restore
       for (let i = 0; i < 3; i++)
-        expect((await new MlgymToolsShell(box, agent()).run("hello you", 5000)).output).toBe(
+        expect((await new MlgymToolsShell(box, agent()).run("hello you", 30_000)).output).toBe(
           "hello you from air",
         );
-      expect((await box.exec("ls -d /tmp/mlgym-commands*", 5000)).output).toBe("/tmp/mlgym-commands\n");
-      expect((await box.exec('echo "$PATH" | tr : "\\n" | grep -c mlgym-commands', 5000)).output).toBe("1\n");
-      await box.exec("rm -rf /tmp/mlgym-commands && ln -s /tmp/elsewhere /tmp/mlgym-commands", 5000);
-      expect((await new MlgymToolsShell(box, agent()).run("hello link", 5000)).output).toBe(
+      expect((await box.exec("ls -d /tmp/mlgym-commands*", 30_000)).output).toBe("/tmp/mlgym-commands\n");
+      expect((await box.exec('echo "$PATH" | tr : "\\n" | grep -c mlgym-commands', 30_000)).output).toBe(
+        "1\n",
+      );
+      await box.exec("rm -rf /tmp/mlgym-commands && ln -s /tmp/elsewhere /tmp/mlgym-commands", 30_000);
+      expect((await new MlgymToolsShell(box, agent()).run("hello link", 30_000)).output).toBe(
         "hello link from air",
       );
-      expect((await box.exec("ls -d /tmp/mlgym-commands.*", 5000)).output).toMatch(
+      expect((await box.exec("ls -d /tmp/mlgym-commands.*", 30_000)).output).toMatch(
         /^\/tmp\/mlgym-commands\.\w{6}\n$/,
       );
       await runtime.release(box);
