@@ -107,7 +107,9 @@ export async function rolloutWithRetries(deps: AttemptDeps, input: AttemptInput)
       return trajectory;
     } catch (error) {
       lastError = errorMessage(error);
-      log.warn(`rollout ${rolloutId} (${example.id}) attempt ${attempt + 1} failed: ${lastError}`);
+      // the run is stopping (its signal aborted every rollout in flight): not a failure worth a warning each
+      const say = signal.aborted ? log.debug.bind(log) : log.warn.bind(log);
+      say(`rollout ${rolloutId} (${example.id}) attempt ${attempt + 1} failed: ${lastError}`);
     }
   }
   const failed = failedTrajectory(input, signal.aborted ? "aborted" : lastError);

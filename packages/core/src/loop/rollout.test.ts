@@ -1,7 +1,9 @@
 import { expect, test } from "bun:test";
 import { EventBus } from "../events.ts";
+import { createLogger } from "../log.ts";
 import { PendingWork } from "../pending.ts";
 import type { Environment, EnvSession, GenerateRequest, Policy } from "../plugin.ts";
+import { rolloutWithRetries } from "./attempt.ts";
 import { type RolloutDeps, runRollout } from "./rollout.ts";
 
 /** A one-turn env whose sessions may name their format error, and a policy that records its requests. */
@@ -119,4 +121,28 @@ test("a 30-turn rollout holds no list per turn: each turn's prompt is a view of 
   const last = trajectory.turns[29]?.promptMessages ?? [];
   expect(last.at(-2)).toEqual({ role: "assistant", content: "reply 28" });
   expect(last[2]).toBe(trajectory.turns[1]?.promptMessages[2] as (typeof last)[number]);
+});
+
+test("a rollout the run's stop aborted ends as aborted with no warning; one that fails by itself warns", async () => {
+  const lines: Array<[string, string]> = [];
+  const log = createLogger("core", (level, _source, message) => lines.push([level, message]));
+  const run = async (aborted: boolean) => {
+    const { deps: d } = deps(undefined);
+    const stop = new AbortController();
+    d.env.open = async () => {
+      if (aborted) stop.abort();
+      throw new Error(aborted ? "aborted" : "the container died");
+    };
+    const attempt = { ...d, signal: stop.signal, rewards: [], retries: 0, log, policyVersion: () => 0 };
+    return rolloutWithRetries(
+      { ...attempt, timeouts: { ...d.timeouts, reward_ms: 1000 } },
+      { ...input, split: "train" },
+    );
+  };
+  expect((await run(true)).error).toBe("aborted");
+  expect(lines.filter(([level]) => level === "warn")).toEqual([]);
+  expect((await run(false)).error).toBe("the container died");
+  expect(lines.filter(([level]) => level === "warn").map(([, m]) => m)).toEqual([
+    "rollout r (x) attempt 1 failed: the container died",
+  ]);
 });
