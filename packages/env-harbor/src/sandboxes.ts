@@ -4,6 +4,7 @@ import { dirname, join, posix, resolve } from "node:path";
 import {
   DockerHostsRuntime,
   DockerRuntime,
+  forkSandbox,
   ImageBuildError,
   LocalRuntime,
   type Runtime,
@@ -212,9 +213,7 @@ export class HarborSandboxes {
 
   /** A new sandbox in `from`'s state now (tree rollouts). */
   async fork(task: HarborTask, from: Sandbox, rolloutId: string): Promise<Sandbox> {
-    const files = await this.filesOf(task);
-    if (this.runtime.fork) return this.runtime.fork(from, files, { rolloutId });
-    return this.runtime.acquire(files, { rolloutId, snapshot: await from.snapshot() });
+    return forkSandbox(this.runtime, from, await this.filesOf(task), { rolloutId });
   }
 
   release(sandbox: Sandbox): Promise<void> {

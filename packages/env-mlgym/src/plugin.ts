@@ -4,6 +4,7 @@ import {
   DockerRuntime,
   dockerClient,
   dockerReachable,
+  forkSandbox,
   LocalRuntime,
   type Runtime,
   rolloutStates,
@@ -148,9 +149,7 @@ export async function createMlgymEnvironment(given: MlgymConfig, ctx: PluginCont
     const sandbox =
       workspace === undefined || workspace instanceof Uint8Array
         ? await runtime.acquire(entry.files, { ...options, snapshot: workspace })
-        : runtime.fork
-          ? await runtime.fork(workspace, entry.files, options)
-          : await runtime.acquire(entry.files, { ...options, snapshot: await workspace.snapshot() });
+        : await forkSandbox(runtime, workspace, entry.files, options);
     const session = sessionOf(entry, sandbox, info);
     if (snap && !(snap instanceof Uint8Array)) await session.restore(snap);
     return session;

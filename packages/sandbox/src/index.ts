@@ -30,6 +30,7 @@ export { DockerHostsRuntime } from "./docker-hosts.ts";
 export type { DockerHostSpec, DockerHostsOptions, HostState } from "./docker-hosts-types.ts";
 export type { DockerRuntimeOptions } from "./docker-options.ts";
 export { type ContainerShell, openContainerShell } from "./docker-shell.ts";
+export { forkSandbox } from "./fork-sandbox.ts";
 export {
   baseImagesOf,
   ensureImage,
