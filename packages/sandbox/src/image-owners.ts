@@ -23,7 +23,9 @@ export function ownersOf(recorded: Uint8Array): Map<string, string[]> {
     const owner = record.slice(0, tab);
     const path = tab > 0 ? relativePath(record.slice(tab + 1)) : undefined;
     if (path === undefined || !/^\d+:\d+$/.test(owner)) continue;
-    out.set(owner, [...(out.get(owner) ?? []), path]);
+    const paths = out.get(owner);
+    if (paths) paths.push(path);
+    else out.set(owner, [path]);
   }
   return out;
 }

@@ -44,8 +44,14 @@ test("parseExports leaves out read-only variables and those a shell sets itself;
 });
 
 test("readExports carries nothing rather than part: an output the shell cut, a failed or timed-out read", async () => {
-  const answering = (output: string, exitCode = 0, timedOut = false) =>
-    ({ exec: async () => ({ output, exitCode, timedOut, cwd: "/" }) }) as unknown as Sandbox;
+  const answering = (output: string, exitCode = 0, timedOut = false): Sandbox => ({
+    id: "fake",
+    workspace: "/",
+    exec: async () => ({ output, exitCode, timedOut, cwd: "/" }),
+    evaluate: async () => ({ stdout: "", stderr: "", exitCode: 0, timedOut: false }),
+    snapshot: async () => new Uint8Array(),
+    alive: async () => true,
+  });
   expect(await readExports(answering('declare -x A="1"\n'))).toBe('declare -x A="1"\n');
   const cut = 'declare -x A="1"\n[... 123 characters dropped ...]\ndeclare -x Z="2"\n';
   expect(await readExports(answering(cut))).toBeUndefined();

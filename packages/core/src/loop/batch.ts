@@ -159,8 +159,10 @@ function beforeFirstTurn(used: Trajectory[]): string | undefined {
   const none = used.filter((t) => t.turns.length === 0);
   if (none.length === 0) return undefined;
   const reasons = new Map<string, number>();
-  for (const t of none)
-    reasons.set(t.stopReason ?? "unknown", (reasons.get(t.stopReason ?? "unknown") ?? 0) + 1);
+  for (const t of none) {
+    const reason = t.stopReason ?? "unknown";
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
   const listed = [...reasons].map(([reason, n]) => `${reason} ${n}`).join(", ");
   const hint = reasons.has("context_length")
     ? ": the first prompt (system prompt, demonstrations, task) does not fit the model's context window"
